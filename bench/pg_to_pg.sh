@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# PG → PG: weir transfer vs the raw binary COPY pipe, in the same run.
+#   bench/pg_to_pg.sh [ROWS...]        (default: 10000000 30000000)
+# Prints, per size: both times, weir's throughput as a ratio of the pipe's,
+# and weir's peak RSS. Tables live in schema weir_bench and are kept between
+# runs (a source of the wanted size is reused).
+source "$(dirname "$0")/lib.sh"
+PGURL=${PGURL:-postgres://root@127.0.0.1:5432/test?sslmode=disable}
+export PGOPTIONS="-c client_min_messages=warning"
+SIZES=("${@:-10000000 30000000}")
+build_weir
+
+make_source() { # ROWS: bigint PK and 8 mixed columns, ~150 bytes a row
+	local n=$1 t=weir_bench.src_$1
+	if [ "$(psql_q -c "SELECT count(*) FROM pg_class WHERE oid = to_regclass('$t')")" = 1 ]; then return; fi
+	echo "building $t ($n rows)..." >&2
+	psql_q -c "CREATE SCHEMA IF NOT EXISTS weir_bench" -c "CREATE UNLOGGED TABLE ${t}_tmp AS
+	  SELECT g::int8 AS id, (g % 1000)::int4 AS account, md5(g::text) AS code,
+	         'event-' || (g % 97)::text || '-' || repeat('x', (g % 40)::int) AS label,
+	         (g * 0.37)::numeric(14,2) AS amount, (g % 3 = 0) AS flag, g::float8 / 7 AS score,
+	         timestamptz '2024-01-01' + g * interval '1 second' AS created_at,
+	         date '2020-01-01' + (g % 2000)::int AS day
+	  FROM generate_series(1, $n) g" \
+	  -c "ALTER TABLE ${t}_tmp SET LOGGED" -c "ALTER TABLE ${t}_tmp ADD PRIMARY KEY (id)" \
+	  -c "ALTER TABLE ${t}_tmp RENAME TO src_$n" -c "VACUUM ANALYZE $t"
+}
+
+bench_size() {
+	local n=$1 src=weir_bench.src_$1
+	make_source "$n"
+	local mb; mb=$(psql_q -c "SELECT pg_relation_size('$src') / 1048576")
+	psql_q -c "DROP TABLE IF EXISTS weir_bench.pipe_dst, weir_bench.weir_dst" \
+	       -c "CREATE TABLE weir_bench.pipe_dst (LIKE $src INCLUDING ALL)"
+	psql_q -c "CHECKPOINT"
+	timed pipe_$n bash -c "psql '$PGURL' -qAtX -c 'COPY $src TO STDOUT (FORMAT binary)' | psql '$PGURL' -qAtX -c 'COPY weir_bench.pipe_dst FROM STDIN (FORMAT binary)'"
+	local pipe=$SECS
+	psql_q -c "DROP TABLE weir_bench.pipe_dst" -c "CHECKPOINT"
+	timed weir_$n "$BIN/weir" transfer "$PGURL" "$PGURL" --table "$src" --dest-table weir_bench.weir_dst --json >"$BIN/weir_$n.json"
+	local weir=$SECS rss=$RSS_MB
+	local got; got=$(psql_q -c "SELECT count(*) FROM weir_bench.weir_dst")
+	[ "$got" = "$n" ] || { echo "weir_dst has $got rows, want $n" >&2; exit 1; }
+	printf '%-10s %8s MB  pipe %7.1fs  weir %7.1fs  ratio %.2f  weir peak RSS %6.1f MiB\n' \
+		"$n" "$mb" "$pipe" "$weir" "$(echo "$pipe / $weir" | bc -l)" "$rss"
+}
+
+for n in ${SIZES[@]}; do bench_size "$n"; done

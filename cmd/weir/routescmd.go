@@ -1,0 +1,42 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirhq/weir"
+	"github.com/weirhq/weir/routes"
+)
+
+func init() { commands = append(commands, newRoutesCmd) }
+
+func newRoutesCmd() *cobra.Command {
+	var asJSON, all bool
+	cmd := &cobra.Command{
+		Use:   "routes",
+		Short: "Print the routes matrix: which source → destination pairs work",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON {
+				return json.NewEncoder(os.Stdout).Encode(weir.Matrix())
+			}
+			fmt.Printf("registered schemes: %v\n\n", routes.Schemes())
+			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "SOURCE\tDESTINATION\tSTATUS")
+			for _, r := range weir.Matrix() {
+				if r.Implemented {
+					fmt.Fprintf(w, "%s\t%s\timplemented\n", r.Source, r.Destination)
+				} else if all {
+					fmt.Fprintf(w, "%s\t%s\tdeferred: %s\n", r.Source, r.Destination, r.Reason)
+				}
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print every pair as JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "also list deferred pairs with the reason")
+	return cmd
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirhq/weir"
+	"github.com/weirhq/weir/routes"
+)
+
+func init() { commands = append(commands, newTransferCmd) }
+
+func newTransferCmd() *cobra.Command {
+	var opts weir.TransferOptions
+	var table, tables, mode, key string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "transfer SRC DST --table schema.table",
+		Short: "Copy tables from SRC to DST atomically (replace, append, merge)",
+		Example: `  weir transfer postgres://app@db/app postgres://dw@wh/dw --table public.events
+  weir transfer $SRC $DST --schema public --mode append --json`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Tables = splitList(table + "," + tables)
+			opts.PrimaryKey = splitList(key)
+			opts.Mode = routes.Mode(mode)
+			opts.Progress = &routes.Progress{}
+			stop := startProgress(opts.Progress)
+			rep, err := weir.Transfer(cmd.Context(), args[0], args[1], opts)
+			stop()
+			return finish(rep, err, asJSON)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&table, "table", "", "source table (schema.table)")
+	f.StringVar(&tables, "tables", "", "several source tables, comma-separated")
+	f.StringVar(&opts.Schema, "schema", "", "every table of this source schema")
+	f.StringVar(&opts.DestTable, "dest-table", "", "destination table (default: the source's name)")
+	f.StringVar(&opts.DestSchema, "dest-schema", "", "destination schema for every table")
+	f.StringVar(&mode, "mode", "replace", "replace, append or merge")
+	f.StringVar(&opts.Cursor, "cursor", "", "append/merge watermark column (default: the integer primary key)")
+	f.StringVar(&key, "primary-key", "", "merge key columns, comma-separated (default: the source's primary key)")
+	f.IntVar(&opts.Parallel, "parallel", 0, "pipes (default: fit to CPUs and the memory cap)")
+	f.IntVar(&opts.ChunkBytes, "chunk-bytes", 0, "bytes each pipe buffers (default 4 MiB, thinned under a memory cap)")
+	f.BoolVar(&opts.NoPassthrough, "no-passthrough", false, "decode through Arrow even when both ends speak one wire format")
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON on stdout")
+	return cmd
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// finish prints the report (JSON on stdout, or a summary on stderr) and
+// returns the transfer's error for the exit code.
+func finish(rep *weir.Report, err error, asJSON bool) error {
+	if rep == nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(rep); jerr != nil {
+			return jerr
+		}
+	} else {
+		printSummary(rep)
+	}
+	return err
+}
+
+func printSummary(rep *weir.Report) {
+	for _, t := range rep.Tables {
+		switch {
+		case t.Error != "":
+			fmt.Fprintf(os.Stderr, "%s → %s: failed\n", t.Table, t.DestTable)
+		case t.KeptEmpty:
+			fmt.Fprintf(os.Stderr, "%s → %s: source is empty; destination left as it was\n", t.Table, t.DestTable)
+		case t.NothingNew:
+			fmt.Fprintf(os.Stderr, "%s → %s: nothing new past watermark %s\n", t.Table, t.DestTable, t.Watermark)
+		default:
+			fmt.Fprintf(os.Stderr, "%s → %s: %d rows, %s in %.1fs (%s, %d pipes%s)\n", t.Table, t.DestTable, t.Rows,
+				humanBytes(t.Bytes), float64(t.ElapsedMS)/1000, rep.Mode, t.Pipes, passthroughNote(t.Native))
+		}
+	}
+}
+
+func passthroughNote(native bool) string {
+	if native {
+		return ", passthrough"
+	}
+	return ""
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}

@@ -1,0 +1,126 @@
+package incremental
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Watermark returns the routes.WindowFunc of an append or merge run: rows
+// whose cursor is past the saved watermark, up to the cursor's maximum now.
+// The cursor defaults to the table's single-column integer primary key.
+func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.WindowFunc {
+	return func(ctx context.Context, info *routes.TableInfo, dest routes.TableRef) (routes.Window, error) {
+		col, err := cursorColumn(info, cursor)
+		if err != nil {
+			return routes.Window{}, err
+		}
+		after, err := savedWatermark(ctx, dst, dest, info.SourceID, col)
+		if err == nil && after == "" {
+			after, err = destWatermark(ctx, dst, dest, col)
+		}
+		if err != nil {
+			return routes.Window{}, err
+		}
+		until, ok, err := maxCursor(ctx, src, info, col)
+		if err != nil || !ok {
+			return routes.Window{Cursor: col, After: after, Empty: true}, err
+		}
+		return window(info, col, after, until)
+	}
+}
+
+func window(info *routes.TableInfo, col, after, until string) (routes.Window, error) {
+	w := routes.Window{Cursor: col, After: after, Until: until}
+	if after == "" {
+		return w, nil
+	}
+	switch c := Compare(until, after); {
+	case c == 0:
+		w.Empty = true
+	case c < 0:
+		return w, &routes.ProbeError{Table: info.Ref.String(), Column: col,
+			Problem: fmt.Sprintf("cursor went backwards: its maximum is now %s, below the saved watermark %s", until, after),
+			Hint:    "the cursor must only grow; use a monotonic column, or run once with --mode replace to start over"}
+	}
+	return w, nil
+}
+
+// cursorColumn picks and checks the cursor column.
+func cursorColumn(info *routes.TableInfo, cursor string) (string, error) {
+	if cursor == "" {
+		if len(info.PrimaryKey) != 1 {
+			return "", &routes.ProbeError{Table: info.Ref.String(), Problem: "no cursor for an incremental run: the table has no single-column primary key", Hint: "pass --cursor COLUMN (an increasing integer or timestamp)"}
+		}
+		cursor = info.PrimaryKey[0]
+	}
+	if _, ok := info.Column(cursor); !ok {
+		return "", &routes.ProbeError{Table: info.Ref.String(), Column: cursor, Problem: "cursor column does not exist", Hint: "name an existing column with --cursor"}
+	}
+	return cursor, nil
+}
+
+func savedWatermark(ctx context.Context, dst routes.Destination, dest routes.TableRef, sourceID, col string) (string, error) {
+	sr, ok := routes.As[routes.StateReader](dst)
+	if !ok {
+		return "", fmt.Errorf("%w: destination keeps no state, so it cannot run incrementally", routes.ErrUnsupported)
+	}
+	st, found, err := sr.LoadState(ctx, dest, sourceID)
+	if err != nil || !found {
+		return "", err
+	}
+	if st.Cursor != "" && st.Cursor != col {
+		return "", routes.BadInput("%s: the saved watermark is on column %q, not %q; keep the same --cursor, or run once with --mode replace", dest, st.Cursor, col)
+	}
+	return st.Watermark, nil
+}
+
+// destWatermark bootstraps a watermark from the rows already in the
+// destination (loaded by a replace, or by another tool): its cursor's
+// maximum. A destination table that does not exist yet starts from zero.
+func destWatermark(ctx context.Context, dst routes.Destination, dest routes.TableRef, col string) (string, error) {
+	ds, ok := routes.As[routes.Source](dst)
+	if !ok {
+		return "", nil
+	}
+	info, err := ds.Probe(ctx, dest)
+	if errors.Is(err, routes.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the watermark from %s: %w", dest, err)
+	}
+	if _, ok := info.Column(col); !ok {
+		return "", routes.BadInput("destination %s has no column %q to resume the cursor from", dest, col)
+	}
+	max, _, err := maxCursor(ctx, ds, info, col)
+	return max, err
+}
+
+func maxCursor(ctx context.Context, src routes.Source, info *routes.TableInfo, col string) (string, bool, error) {
+	cs, ok := routes.As[routes.CursorSource](src)
+	if !ok {
+		return "", false, fmt.Errorf("%w: %s source cannot read incrementally", routes.ErrUnsupported, info.Scheme)
+	}
+	return cs.MaxCursor(ctx, info, col)
+}
+
+// Compare orders two text-encoded cursor values: as numbers when both are
+// integers or decimals, else as text (fixed-width timestamps sort as text).
+func Compare(a, b string) int {
+	x, okA := new(big.Rat).SetString(a)
+	y, okB := new(big.Rat).SetString(b)
+	if okA && okB {
+		return x.Cmp(y)
+	}
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

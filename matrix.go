@@ -1,0 +1,80 @@
+package weir
+
+import "sort"
+
+// Planned endpoints of the routes matrix (DESIGN.md): every source crossed
+// with every destination is either implemented (and exercised by
+// routes_matrix_test.go, which moves rows through it) or deferred with a
+// reason. `weir routes` prints this table; docs/routes.md is rendered from it.
+var (
+	PlannedSources      = []string{"postgres", "mysql", "clickhouse", "iceberg", "gsheets", "github", "github+api", "sse", "ws", "kafka", "sqs", "pubsub"}
+	PlannedDestinations = []string{"postgres", "mysql", "clickhouse", "bigquery", "s3", "gcs", "file", "iceberg"}
+)
+
+// Route is one (source, destination) pair of the matrix.
+type Route struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+	Implemented bool   `json:"implemented"`
+	Reason      string `json:"reason,omitempty"` // why a pair is deferred
+}
+
+// implementedRoutes are the pairs that move rows today.
+var implementedRoutes = map[[2]string]bool{
+	{"postgres", "postgres"}: true,
+}
+
+// deferReasons: why a source or destination is not there yet. A pair is
+// deferred with its source's reason, else its destination's.
+var deferReasons = map[string]string{
+	"mysql":      "MySQL/MariaDB route not built yet (issue: MySQL route and incremental modes)",
+	"clickhouse": "ClickHouse route not built yet (issue: ClickHouse route)",
+	"iceberg":    "Iceberg route not built yet (issue: lake destinations and Iceberg)",
+	"s3":         "object-store route not built yet (issue: lake destinations)",
+	"gcs":        "object-store route not built yet (issue: lake destinations)",
+	"file":       "object-store route not built yet (issue: lake destinations)",
+	"bigquery":   "BigQuery destination not built yet (issue: BigQuery destination)",
+	"gsheets":    "Google Sheets source not scheduled in any issue yet",
+	"github":     "GitHub source not scheduled in any issue yet",
+	"github+api": "GitHub API source not scheduled in any issue yet",
+	"sse":        "streaming sources land through stream tasks (issue: streaming ingest)",
+	"ws":         "streaming sources land through stream tasks (issue: streaming ingest)",
+	"kafka":      "streaming sources land through stream tasks (issue: streaming ingest)",
+	"sqs":        "streaming sources land through stream tasks (issue: streaming ingest)",
+	"pubsub":     "streaming sources land through stream tasks (issue: streaming ingest)",
+}
+
+// Matrix returns every planned pair, sorted by source then destination.
+func Matrix() []Route {
+	var out []Route
+	for _, s := range PlannedSources {
+		for _, d := range PlannedDestinations {
+			r := Route{Source: s, Destination: d, Implemented: implementedRoutes[[2]string{s, d}]}
+			if !r.Implemented {
+				r.Reason = deferReason(s, d)
+			}
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Source < out[j].Source })
+	return out
+}
+
+func deferReason(src, dst string) string {
+	if r, ok := deferReasons[src]; ok && !implementedSource(src) {
+		return r
+	}
+	if r, ok := deferReasons[dst]; ok {
+		return r
+	}
+	return "pair not wired yet"
+}
+
+func implementedSource(s string) bool {
+	for p := range implementedRoutes {
+		if p[0] == s {
+			return true
+		}
+	}
+	return false
+}

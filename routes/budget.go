@@ -1,0 +1,70 @@
+package routes
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// DefaultChunkBytes is the target size of one record batch (one pipe's buffer).
+const DefaultChunkBytes = 4 << 20
+
+// Budget is how many pipes run and how much each buffers.
+type Budget struct {
+	Parallel   int
+	ChunkBytes int
+}
+
+// DefaultBudget fits the pipes to the CPUs and to a cgroup memory cap: each
+// pipe may hold about four chunks (the batch being built, the one in flight,
+// the encoder's and the driver's buffers), and weir keeps a quarter of the
+// cap for everything else.
+func DefaultBudget() Budget {
+	return budgetFor(runtime.NumCPU(), cgroupMemoryLimit())
+}
+
+func budgetFor(cpus int, memLimit int64) Budget {
+	b := Budget{Parallel: min(max(cpus, 2), 8), ChunkBytes: DefaultChunkBytes}
+	if memLimit <= 0 {
+		return b
+	}
+	usable := memLimit * 3 / 4
+	for b.Parallel > 1 && int64(b.Parallel*4*b.ChunkBytes) > usable {
+		if b.ChunkBytes > 1<<20 {
+			b.ChunkBytes /= 2
+			continue
+		}
+		b.Parallel--
+	}
+	return b
+}
+
+// Fill replaces zero fields with the defaults (chunk thinned to fit the cap).
+func (b Budget) Fill() Budget {
+	d := DefaultBudget()
+	if b.Parallel <= 0 {
+		b.Parallel = d.Parallel
+	}
+	if b.ChunkBytes <= 0 {
+		b.ChunkBytes = d.ChunkBytes
+	}
+	return b
+}
+
+// cgroupMemoryLimit reads the cgroup v2 (or v1) memory cap; 0 means none.
+func cgroupMemoryLimit() int64 {
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := strings.TrimSpace(string(b))
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 || n >= 1<<60 {
+			return 0
+		}
+		return n
+	}
+	return 0
+}

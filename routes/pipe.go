@@ -1,0 +1,233 @@
+package routes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sync/errgroup"
+)
+
+// CopySpec is one table's transfer from a source to a destination.
+type CopySpec struct {
+	Table     TableRef // source table
+	DestTable TableRef // destination table; empty means the source's name
+	Mode      Mode
+	Budget    Budget
+	RunID     string
+	Key       []string // merge key; default the source's primary key
+	// Window, when set, bounds an incremental read after the probe; its
+	// Until is committed as the new watermark (package incremental).
+	Window        WindowFunc
+	Position      string // CDC position to commit with the data
+	NoPassthrough bool   // force the Arrow path even when both sides speak a wire format
+	Progress      *Progress
+	Allocator     memory.Allocator
+}
+
+// CopyResult reports one table's transfer.
+type CopyResult struct {
+	Table      string        `json:"table"`
+	DestTable  string        `json:"dest_table"`
+	Rows       int64         `json:"rows"`
+	Bytes      int64         `json:"bytes"`
+	Pipes      int           `json:"pipes"`
+	Native     bool          `json:"passthrough"`
+	KeptEmpty  bool          `json:"kept_empty,omitempty"`  // empty source: destination left as it was
+	NothingNew bool          `json:"nothing_new,omitempty"` // incremental run found no new rows
+	Watermark  string        `json:"watermark,omitempty"`
+	Elapsed    time.Duration `json:"-"`
+}
+
+// abortTimeout bounds the rollback that runs after a cancel or SIGTERM.
+const abortTimeout = 30 * time.Second
+
+// Copy moves one table: probe, plan, prepare (lock + staging), one pipe per
+// range under the budget, then commit with the state, or abort on any error
+// or cancel so the destination stays as it was.
+func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (CopyResult, error) {
+	start := time.Now()
+	res := CopyResult{Table: spec.Table.String()}
+	Checkpoint("probe")
+	info, err := src.Probe(ctx, spec.Table)
+	if err != nil {
+		return res, err
+	}
+	spec = spec.withDefaults(info)
+	res.DestTable = spec.DestTable.String()
+	win, err := spec.window(ctx, info)
+	if err != nil || win.Empty {
+		res.NothingNew, res.Watermark = win.Empty, win.After
+		return res, err
+	}
+	ranges, err := src.Plan(ctx, info, PlanOptions{Pipes: spec.Budget.Parallel, Cursor: win.Cursor, After: win.After})
+	if err != nil {
+		return res, fmt.Errorf("plan %s: %w", spec.Table, err)
+	}
+	stage, err := dst.Prepare(ctx, info, WriteOptions{Table: spec.DestTable, Mode: spec.Mode, RunID: spec.RunID, Key: spec.Key, Allocator: spec.Allocator})
+	if err != nil {
+		return res, err
+	}
+	res.Pipes = min(len(ranges), spec.Budget.Parallel)
+	err = runPipes(ctx, src, stage, ranges, spec, win, &res)
+	if err == nil {
+		err = commit(ctx, stage, info, spec, win, &res)
+	}
+	if err != nil {
+		abort(ctx, stage)
+	}
+	res.Elapsed = time.Since(start)
+	return res, err
+}
+
+func (s CopySpec) withDefaults(info *TableInfo) CopySpec {
+	if s.DestTable.Name == "" {
+		s.DestTable = info.Ref
+	}
+	if s.Mode == "" {
+		s.Mode = ModeReplace
+	}
+	if s.RunID == "" {
+		s.RunID = NewRunID()
+	}
+	if len(s.Key) == 0 {
+		s.Key = info.PrimaryKey
+	}
+	if s.Allocator == nil {
+		s.Allocator = memory.DefaultAllocator
+	}
+	s.Budget = s.Budget.Fill()
+	return s
+}
+
+func (s CopySpec) window(ctx context.Context, info *TableInfo) (Window, error) {
+	if s.Window == nil {
+		return Window{}, nil
+	}
+	return s.Window(ctx, info, s.DestTable)
+}
+
+func commit(ctx context.Context, stage Stage, info *TableInfo, spec CopySpec, win Window, res *CopyResult) error {
+	if res.Rows == 0 && spec.Mode == ModeReplace {
+		// An empty source never wipes a table: keep what is there.
+		res.KeptEmpty = true
+		return abort(ctx, stage)
+	}
+	Checkpoint("before-commit")
+	state := State{SourceID: info.SourceID, Cursor: win.Cursor, Watermark: win.Until, Position: spec.Position, RunID: spec.RunID, Rows: res.Rows}
+	res.Watermark = state.Watermark
+	if err := stage.Commit(ctx, state); err != nil {
+		return fmt.Errorf("commit %s: %w", spec.DestTable, err)
+	}
+	return nil
+}
+
+// abort rolls back on a context that survives the caller's cancel.
+func abort(ctx context.Context, stage Stage) error {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+	defer cancel()
+	return stage.Abort(actx)
+}
+
+func runPipes(ctx context.Context, src Source, stage Stage, ranges []Range, spec CopySpec, win Window, res *CopyResult) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(spec.Budget.Parallel)
+	var mu sync.Mutex
+	for _, r := range ranges {
+		g.Go(func() error {
+			rows, bytes, native, err := runPipe(gctx, src, stage, r, spec, win)
+			mu.Lock()
+			defer mu.Unlock()
+			res.Rows += rows
+			res.Bytes += bytes
+			res.Native = res.Native || native
+			return err
+		})
+	}
+	err := g.Wait()
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("copy %s: %w", spec.Table, ctx.Err())
+	}
+	return err
+}
+
+func runPipe(ctx context.Context, src Source, stage Stage, r Range, spec CopySpec, win Window) (rows, bytes int64, native bool, err error) {
+	s, err := src.Read(ctx, r, ReadOptions{Cursor: win.Cursor, After: win.After, Until: win.Until, ChunkBytes: spec.Budget.ChunkBytes, Allocator: spec.Allocator})
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("read %s: %w", r.Label, err)
+	}
+	defer s.Release()
+	c, _ := As[Counter](s)
+	done := spec.Progress.track(c)
+	defer done()
+	rows, native, err = Pipe(ctx, stage, s, !spec.NoPassthrough)
+	if c != nil {
+		bytes = c.Bytes()
+	}
+	if err != nil {
+		return rows, bytes, native, fmt.Errorf("%s: %w", r.Label, err)
+	}
+	return rows, bytes, native, nil
+}
+
+// Pipe loads one stream into a stage: the native wire format when the stream
+// offers one the stage accepts (like io.Copy trying WriterTo), else Arrow.
+func Pipe(ctx context.Context, stage Stage, s Stream, allowNative bool) (int64, bool, error) {
+	if ns, ok := s.(NativeStream); ok && allowNative {
+		if nw, ok := stage.(NativeWriter); ok && nw.AcceptsNative(ns.Format()) {
+			n, err := nw.WriteNative(ctx, ns)
+			if !errors.Is(err, ErrNoPassthrough) {
+				return n, true, err
+			}
+		}
+	}
+	n, err := stage.Write(ctx, s)
+	return n, false, err
+}
+
+// Progress sums what the live pipes have read, for a progress line. A nil
+// *Progress ignores everything.
+type Progress struct {
+	mu          sync.Mutex
+	live        map[*Counter]struct{}
+	rows, bytes atomic.Int64 // from finished pipes
+}
+
+// Snapshot returns rows and bytes read so far.
+func (p *Progress) Snapshot() (rows, bytes int64) {
+	if p == nil {
+		return 0, 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rows, bytes = p.rows.Load(), p.bytes.Load()
+	for c := range p.live {
+		rows += (*c).Rows()
+		bytes += (*c).Bytes()
+	}
+	return rows, bytes
+}
+
+func (p *Progress) track(c Counter) (done func()) {
+	if p == nil || c == nil {
+		return func() {}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live == nil {
+		p.live = map[*Counter]struct{}{}
+	}
+	key := &c
+	p.live[key] = struct{}{}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		delete(p.live, key)
+		p.rows.Add(c.Rows())
+		p.bytes.Add(c.Bytes())
+	}
+}

@@ -1,0 +1,172 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Commit makes the staged rows visible and saves state in one transaction:
+// replace swaps the staging table in (readers see the old table or the new
+// one, never a mix); append inserts the staged rows; merge upserts them by
+// key. A destination that does not exist yet is the staging table renamed.
+func (st *stage) Commit(ctx context.Context, state routes.State) error {
+	if st.done {
+		return errors.New("stage already finished")
+	}
+	exists, err := st.destExists(ctx)
+	if err != nil {
+		return err
+	}
+	becomes := !exists || st.opts.Mode == routes.ModeReplace
+	if becomes {
+		if err := st.addPrimaryKey(ctx); err != nil {
+			return err
+		}
+	}
+	err = st.inTx(ctx, func(tx pgx.Tx) error {
+		routes.Checkpoint("commit")
+		if err := st.apply(ctx, tx, exists, becomes); err != nil {
+			return err
+		}
+		return saveState(ctx, tx, st.dest, state)
+	})
+	if isDependencyErr(err) && st.opts.Mode == routes.ModeReplace {
+		// Views depend on the table, so it cannot be dropped: replace its
+		// rows instead, still in one transaction.
+		err = st.inTx(ctx, func(tx pgx.Tx) error {
+			if err := st.copySwap(ctx, tx); err != nil {
+				return err
+			}
+			return saveState(ctx, tx, st.dest, state)
+		})
+	}
+	if err != nil {
+		return err
+	}
+	st.done = true
+	st.lock.release(ctx)
+	return nil
+}
+
+func (st *stage) apply(ctx context.Context, tx pgx.Tx, exists, becomes bool) error {
+	switch {
+	case becomes:
+		return st.swap(ctx, tx, exists)
+	case st.opts.Mode == routes.ModeMerge:
+		return execAll(ctx, tx, st.mergeSQL(), st.dropSQL())
+	default:
+		return execAll(ctx, tx, st.insertSQL(), st.dropSQL())
+	}
+}
+
+func (st *stage) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := st.lock.conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func (st *stage) destExists(ctx context.Context) (bool, error) {
+	var ok bool
+	err := st.lock.conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, ident(st.dest)).Scan(&ok)
+	return ok, err
+}
+
+func (st *stage) pkeyName() string { return "_weir_pk_" + st.opts.RunID }
+
+// addPrimaryKey builds the key after the load: one sort beats a COPY that
+// maintains an index row by row.
+func (st *stage) addPrimaryKey(ctx context.Context) error {
+	if len(st.info.PrimaryKey) == 0 {
+		return nil
+	}
+	q := fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY (%s)", ident(st.table), quoteIdent(st.pkeyName()), joinIdents(st.info.PrimaryKey))
+	if _, err := st.lock.conn.Exec(ctx, q); err != nil {
+		return fmt.Errorf("primary key on staged %s: %w", st.dest, err)
+	}
+	return nil
+}
+
+// swap drops the old table and renames the staging table into its place.
+func (st *stage) swap(ctx context.Context, tx pgx.Tx, exists bool) error {
+	var qs []string
+	if exists {
+		qs = append(qs, "DROP TABLE "+ident(st.dest))
+	}
+	qs = append(qs,
+		fmt.Sprintf("ALTER TABLE %s RENAME TO %s", ident(st.table), quoteIdent(st.dest.Name)),
+		fmt.Sprintf("COMMENT ON TABLE %s IS NULL", ident(st.dest)))
+	if len(st.info.PrimaryKey) > 0 {
+		pk := routes.TableRef{Schema: st.dest.Schema, Name: st.pkeyName()}
+		qs = append(qs, fmt.Sprintf("ALTER INDEX %s RENAME TO %s", ident(pk), quoteIdent(truncIdent(st.dest.Name+"_pkey"))))
+	}
+	return execAll(ctx, tx, qs...)
+}
+
+// copySwap replaces the rows of a table other objects depend on.
+func (st *stage) copySwap(ctx context.Context, tx pgx.Tx) error {
+	return execAll(ctx, tx, "TRUNCATE "+ident(st.dest), st.insertSQL(), st.dropSQL())
+}
+
+func (st *stage) insertSQL() string {
+	cols := columnNames(st.info.Columns)
+	return fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", ident(st.dest), cols, cols, ident(st.table))
+}
+
+func (st *stage) mergeSQL() string {
+	var sets []string
+	for _, c := range st.info.Columns {
+		if !contains(st.opts.Key, c.Name) {
+			sets = append(sets, fmt.Sprintf("%s = EXCLUDED.%s", quoteIdent(c.Name), quoteIdent(c.Name)))
+		}
+	}
+	action := "DO NOTHING"
+	if len(sets) > 0 {
+		action = "DO UPDATE SET " + strings.Join(sets, ", ")
+	}
+	return fmt.Sprintf("%s ON CONFLICT (%s) %s", st.insertSQL(), joinIdents(st.opts.Key), action)
+}
+
+func (st *stage) dropSQL() string { return "DROP TABLE " + ident(st.table) }
+
+func execAll(ctx context.Context, tx pgx.Tx, qs ...string) error {
+	for _, q := range qs {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", strings.SplitN(q, " (", 2)[0], err)
+		}
+	}
+	return nil
+}
+
+func joinIdents(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quoteIdent(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// truncIdent cuts a name to PostgreSQL's 63 bytes, as the server would.
+func truncIdent(s string) string {
+	if len(s) > 63 {
+		return s[:63]
+	}
+	return s
+}
+
+func isDependencyErr(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "2BP01"
+}

@@ -1,0 +1,101 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Scheme is the URL scheme of this route; "postgresql" is an alias.
+const Scheme = "postgres"
+
+// NativeFormat names PostgreSQL's binary COPY stream.
+const NativeFormat = "postgres/binary-copy"
+
+func init() {
+	routes.Register(Scheme, open)
+	routes.Register("postgresql", open)
+}
+
+// Endpoint is a PostgreSQL database as a source and a destination.
+type Endpoint struct {
+	pool *pgxpool.Pool
+	url  *routes.URL
+	snap snapshots
+}
+
+var (
+	_ routes.Source      = (*Endpoint)(nil)
+	_ routes.Destination = (*Endpoint)(nil)
+	_ routes.StateReader = (*Endpoint)(nil)
+)
+
+// maxConns leaves room for the widest budget plus the lock and snapshot
+// connections.
+const maxConns = 40
+
+func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
+	cfg, err := pgxpool.ParseConfig(u.Raw())
+	if err != nil {
+		return nil, routes.BadInput("postgres URL %s: %s", u, routes.Scrub(err.Error(), u.Password()))
+	}
+	cfg.MaxConns = maxConns
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "weir"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, connectErr(u, err)
+	}
+	return &Endpoint{pool: pool, url: u}, nil
+}
+
+// Close releases every connection.
+func (e *Endpoint) Close() error {
+	e.snap.closeAll()
+	e.pool.Close()
+	return nil
+}
+
+// connectErr marks refused credentials and unknown databases as bad input:
+// retrying will not help, fixing the URL will.
+func connectErr(u *routes.URL, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "28") || pgErr.Code == "3D000") {
+		return fmt.Errorf("%w: connect %s: %s (check the user, password and database in the URL)", routes.ErrBadInput, u, routes.Scrub(pgErr.Message, u.Password()))
+	}
+	return fmt.Errorf("connect %s: %w", u, err)
+}
+
+// ident quotes a table reference; an empty schema stays unqualified.
+func ident(t routes.TableRef) string {
+	if t.Schema == "" {
+		return pgx.Identifier{t.Name}.Sanitize()
+	}
+	return pgx.Identifier{t.Schema, t.Name}.Sanitize()
+}
+
+func quoteIdent(s string) string { return pgx.Identifier{s}.Sanitize() }
+
+// quoteLiteral renders s as a SQL string literal (standard_conforming_strings).
+func quoteLiteral(s string) string {
+	out := []byte{'\''}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' {
+			out = append(out, '\'')
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '\''))
+}

@@ -1,0 +1,174 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// stagePrefix starts every staging table's name.
+const stagePrefix = "_weir_stage_"
+
+// stageComment marks a staging table with the table it stands in for, so a
+// stale one (its run's lock is free) can be found and dropped.
+func stageComment(dest routes.TableRef, runID string) string {
+	return fmt.Sprintf("weir:stage dest=%s run=%s since=%s", ident(dest), runID, time.Now().UTC().Format(time.RFC3339))
+}
+
+// stageName is _weir_stage_<table>_<run>, shortened with a hash to fit
+// PostgreSQL's 63-byte identifiers.
+func stageName(table, runID string) string {
+	name := stagePrefix + table + "_" + runID
+	if len(name) <= 63 {
+		return name
+	}
+	h := sha1.Sum([]byte(table))
+	short := table[:63-len(stagePrefix)-len(runID)-10] + "_" + hex.EncodeToString(h[:4])
+	return stagePrefix + short + "_" + runID
+}
+
+// Prepare locks the destination table, drops stale staging tables, and
+// creates this run's staging table with the source's columns.
+func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts routes.WriteOptions) (routes.Stage, error) {
+	dest, err := e.destRef(ctx, opts.Table)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMode(info, opts); err != nil {
+		return nil, err
+	}
+	lock, err := e.acquireLock(ctx, dest, opts.RunID)
+	if err != nil {
+		return nil, err
+	}
+	st := &stage{e: e, info: info, opts: opts, dest: dest, lock: lock,
+		table: routes.TableRef{Schema: dest.Schema, Name: stageName(dest.Name, opts.RunID)}}
+	if err := st.create(ctx); err != nil {
+		st.Abort(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("prepare %s: %w", dest, err)
+	}
+	return st, nil
+}
+
+// destRef fills in the schema of an unqualified destination (current_schema()).
+func (e *Endpoint) destRef(ctx context.Context, t routes.TableRef) (routes.TableRef, error) {
+	if t.Schema != "" {
+		return t, nil
+	}
+	err := e.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&t.Schema)
+	if err != nil || t.Schema == "" {
+		return t, routes.BadInput("destination %s: no current schema; name it as schema.table", t)
+	}
+	return t, nil
+}
+
+func checkMode(info *routes.TableInfo, opts routes.WriteOptions) error {
+	switch opts.Mode {
+	case routes.ModeReplace, routes.ModeAppend:
+		return nil
+	case routes.ModeMerge:
+		if len(opts.Key) == 0 {
+			return &routes.ProbeError{Table: info.Ref.String(), Problem: "merge needs a key and the table has no primary key", Hint: "pass --primary-key col[,col]"}
+		}
+		for _, k := range opts.Key {
+			if _, ok := info.Column(k); !ok {
+				return &routes.ProbeError{Table: info.Ref.String(), Column: k, Problem: "merge key column does not exist"}
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: postgres destination: mode %s", routes.ErrUnsupported, opts.Mode)
+}
+
+// stage is one run's staging table.
+type stage struct {
+	e     *Endpoint
+	info  *routes.TableInfo
+	opts  routes.WriteOptions
+	dest  routes.TableRef
+	table routes.TableRef // the staging table
+	lock  *tableLock
+	done  bool
+}
+
+func (st *stage) create(ctx context.Context) error {
+	if err := st.dropStale(ctx); err != nil {
+		return err
+	}
+	ddl := []string{
+		"CREATE SCHEMA IF NOT EXISTS " + quoteIdent(st.dest.Schema),
+		stateDDL(st.dest.Schema),
+		fmt.Sprintf("CREATE TABLE %s (%s)", ident(st.table), columnDefs(st.info)),
+		fmt.Sprintf("COMMENT ON TABLE %s IS %s", ident(st.table), quoteLiteral(stageComment(st.dest, st.opts.RunID))),
+	}
+	for _, q := range ddl {
+		if _, err := st.lock.conn.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropStale drops staging tables of this destination left by dead runs: we
+// hold the lock, so their runs are gone.
+func (st *stage) dropStale(ctx context.Context) error {
+	rows, err := st.lock.conn.Query(ctx, `
+SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relname LIKE '\_weir\_stage\_%'
+  AND obj_description(c.oid, 'pg_class') LIKE $2`, st.dest.Schema, "weir:stage dest="+ident(st.dest)+" %")
+	if err != nil {
+		return err
+	}
+	stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, name := range stale {
+		q := "DROP TABLE IF EXISTS " + ident(routes.TableRef{Schema: st.dest.Schema, Name: name})
+		if _, err := st.lock.conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("drop stale staging table %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func columnDefs(info *routes.TableInfo) string {
+	defs := make([]string, len(info.Columns))
+	for i, c := range info.Columns {
+		defs[i] = quoteIdent(c.Name) + " " + stageType(c, info.Scheme)
+		if !c.Nullable {
+			defs[i] += " NOT NULL"
+		}
+	}
+	return strings.Join(defs, ", ")
+}
+
+func columnNames(cols []routes.Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = quoteIdent(c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Abort drops the staging table and frees the lock; the destination is
+// untouched. It is idempotent.
+func (st *stage) Abort(ctx context.Context) error {
+	if st.done {
+		return nil
+	}
+	st.done = true
+	defer st.lock.release(ctx)
+	_, err := st.e.pool.Exec(ctx, "DROP TABLE IF EXISTS "+ident(st.table))
+	if err != nil {
+		return fmt.Errorf("drop staging table %s: %w", st.table, err)
+	}
+	return nil
+}

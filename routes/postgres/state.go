@@ -1,0 +1,65 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// StateTable holds one row per (destination table, source), in the
+// destination table's schema, written in the data's transaction.
+const StateTable = "_weir_state"
+
+func stateDDL(schema string) string {
+	return fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+  dest_table text NOT NULL,
+  source text NOT NULL,
+  cursor_column text NOT NULL DEFAULT '',
+  watermark text NOT NULL DEFAULT '',
+  position text NOT NULL DEFAULT '',
+  run_id text NOT NULL,
+  rows int8 NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (dest_table, source))`, ident(routes.TableRef{Schema: schema, Name: StateTable}))
+}
+
+func saveState(ctx context.Context, tx pgx.Tx, dest routes.TableRef, s routes.State) error {
+	q := fmt.Sprintf(`INSERT INTO %s AS s (dest_table, source, cursor_column, watermark, position, run_id, rows)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (dest_table, source) DO UPDATE SET cursor_column = EXCLUDED.cursor_column,
+  watermark = EXCLUDED.watermark, position = EXCLUDED.position, run_id = EXCLUDED.run_id,
+  rows = EXCLUDED.rows, updated_at = now()`, ident(routes.TableRef{Schema: dest.Schema, Name: StateTable}))
+	_, err := tx.Exec(ctx, q, dest.Name, s.SourceID, s.Cursor, s.Watermark, s.Position, s.RunID, s.Rows)
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	return nil
+}
+
+// LoadState returns what the last commit into table from sourceID saved.
+func (e *Endpoint) LoadState(ctx context.Context, table routes.TableRef, sourceID string) (routes.State, bool, error) {
+	table, err := e.destRef(ctx, table)
+	if err != nil {
+		return routes.State{}, false, err
+	}
+	var exists bool
+	q := `SELECT to_regclass($1) IS NOT NULL`
+	if err := e.pool.QueryRow(ctx, q, ident(routes.TableRef{Schema: table.Schema, Name: StateTable})).Scan(&exists); err != nil || !exists {
+		return routes.State{}, false, err
+	}
+	s := routes.State{SourceID: sourceID}
+	q = fmt.Sprintf(`SELECT cursor_column, watermark, position, run_id, rows FROM %s WHERE dest_table = $1 AND source = $2`,
+		ident(routes.TableRef{Schema: table.Schema, Name: StateTable}))
+	err = e.pool.QueryRow(ctx, q, table.Name, sourceID).Scan(&s.Cursor, &s.Watermark, &s.Position, &s.RunID, &s.Rows)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return routes.State{}, false, nil
+	}
+	if err != nil {
+		return routes.State{}, false, fmt.Errorf("load state of %s: %w", table, err)
+	}
+	return s, true, nil
+}

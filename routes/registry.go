@@ -1,0 +1,109 @@
+package routes
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+)
+
+// Endpoint is what a Factory opens: a Source, a Destination, or both.
+type Endpoint interface {
+	io.Closer
+}
+
+// Factory opens an endpoint for a URL of its scheme.
+type Factory func(ctx context.Context, u *URL) (Endpoint, error)
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Factory{}
+)
+
+// Register makes a scheme available. It panics on a nil factory or a
+// duplicate scheme, like database/sql.Register.
+func Register(scheme string, f Factory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if f == nil {
+		panic("routes: Register factory is nil for " + scheme)
+	}
+	if _, dup := registry[scheme]; dup {
+		panic("routes: Register called twice for " + scheme)
+	}
+	registry[scheme] = f
+}
+
+// Schemes lists the registered schemes, sorted.
+func Schemes() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for s := range registry {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Open parses raw and opens the endpoint its scheme names.
+func Open(ctx context.Context, raw string) (Endpoint, error) {
+	u, err := ParseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	registryMu.RLock()
+	f, ok := registry[u.Scheme()]
+	registryMu.RUnlock()
+	if !ok {
+		return nil, BadInput("unknown scheme %q in %s (known: %v; a Go program must import github.com/weirhq/weir/routes/all)", u.Scheme(), u, Schemes())
+	}
+	ep, err := f(ctx, u)
+	if err != nil {
+		return nil, &scrubbedError{msg: fmt.Sprintf("open %s: %s", u, Scrub(err.Error(), u.Password())), err: err}
+	}
+	return ep, nil
+}
+
+// OpenSource opens raw as a Source.
+func OpenSource(ctx context.Context, raw string) (Source, error) {
+	return openAs[Source](ctx, raw, "a source")
+}
+
+// OpenDestination opens raw as a Destination.
+func OpenDestination(ctx context.Context, raw string) (Destination, error) {
+	return openAs[Destination](ctx, raw, "a destination")
+}
+
+func openAs[T any](ctx context.Context, raw, role string) (T, error) {
+	var zero T
+	ep, err := Open(ctx, raw)
+	if err != nil {
+		return zero, err
+	}
+	t, ok := ep.(T)
+	if !ok {
+		ep.Close()
+		u, _ := ParseURL(raw)
+		return zero, fmt.Errorf("%w: %s cannot be %s", ErrUnsupported, u, role)
+	}
+	return t, nil
+}
+
+// As finds an optional capability on v, like errors.As for interfaces:
+// routes.As[routes.StateReader](dst).
+func As[T any](v any) (T, bool) {
+	t, ok := v.(T)
+	return t, ok
+}
+
+// scrubbedError carries a driver error whose text may echo a secret: its
+// message is scrubbed, its chain kept for errors.Is.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }

@@ -1,0 +1,158 @@
+package routes
+
+import (
+	"context"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Source reads tables. Its methods are safe for concurrent use: Read is called
+// once per range, from as many goroutines as there are pipes.
+type Source interface {
+	io.Closer
+	// Probe returns the table's columns (Arrow and native types), primary key
+	// and row estimate. A missing table or an unreadable type is a *ProbeError.
+	Probe(ctx context.Context, table TableRef) (*TableInfo, error)
+	// Plan splits the table into at most opts.Pipes ranges that together
+	// cover every row exactly once.
+	Plan(ctx context.Context, info *TableInfo, opts PlanOptions) ([]Range, error)
+	// Read opens one pipe over one range. Nothing is read before the first
+	// Next (or WriteTo, for a NativeStream).
+	Read(ctx context.Context, r Range, opts ReadOptions) (Stream, error)
+}
+
+// Destination writes tables through a staging object that is swapped in (or
+// merged, or appended) atomically by Stage.Commit.
+type Destination interface {
+	io.Closer
+	// Prepare takes the destination table's lock and creates the staging
+	// object. A table held by another live run fails with a *LockedError
+	// (errors.Is(err, ErrLocked)) before any row moves.
+	Prepare(ctx context.Context, info *TableInfo, opts WriteOptions) (Stage, error)
+}
+
+// Stage is one run's staging object on a destination.
+type Stage interface {
+	// Write loads one pipe into the staging object and returns the rows
+	// written. It is called once per pipe, concurrently.
+	Write(ctx context.Context, s Stream) (int64, error)
+	// Commit makes the staged rows visible (swap, append or merge by
+	// opts.Mode) and saves state, in one atomic step, then releases the lock.
+	Commit(ctx context.Context, state State) error
+	// Abort drops the staging object and releases the lock; the destination
+	// table is left exactly as it was. Abort after Commit is a no-op.
+	Abort(ctx context.Context) error
+}
+
+// Stream is one pipe of Arrow record batches. On cancel Next returns false
+// and Err returns the context's error.
+type Stream interface {
+	array.RecordReader
+}
+
+// NativeStream is a Stream that can also hand over its wire bytes untouched,
+// like io.WriterTo for io.Copy. A stream is consumed one way or the other,
+// never both.
+type NativeStream interface {
+	Stream
+	// Format names the wire format, e.g. "postgres/binary-copy".
+	Format() string
+	// WriteTo copies the wire bytes to w and returns the bytes written.
+	WriteTo(w io.Writer) (int64, error)
+}
+
+// NativeWriter is a Stage that can load a wire format without an Arrow decode.
+type NativeWriter interface {
+	// AcceptsNative reports whether WriteNative can load the format for the
+	// table being staged.
+	AcceptsNative(format string) bool
+	// WriteNative loads the stream's wire bytes and returns the rows written,
+	// or ErrNoPassthrough (before reading anything) to ask for Arrow instead.
+	WriteNative(ctx context.Context, s NativeStream) (int64, error)
+}
+
+// Counter is implemented by streams that count what they read, for progress
+// and the report. Both methods are safe to call from another goroutine.
+type Counter interface {
+	Rows() int64
+	Bytes() int64
+}
+
+// StateReader is a Destination that can return the state saved by the last
+// commit into a table from a source (watermark, position).
+type StateReader interface {
+	LoadState(ctx context.Context, table TableRef, sourceID string) (State, bool, error)
+}
+
+// PlanOptions bound how a source splits a table.
+type PlanOptions struct {
+	Pipes int // upper bound on the number of ranges; >= 1
+	// Cursor and After restrict the plan to rows past a watermark (append,
+	// merge); empty After means from the start.
+	Cursor string
+	After  string
+}
+
+// ReadOptions shape one pipe.
+type ReadOptions struct {
+	Columns    []string // projection; nil means every column of the TableInfo
+	Cursor     string   // the watermark column, when After or Until is set
+	After      string   // exclusive lower bound on Cursor, text-encoded
+	Until      string   // inclusive upper bound on Cursor, text-encoded
+	ChunkBytes int      // target size of one record batch
+	Allocator  memory.Allocator
+}
+
+// WriteOptions shape one destination write.
+type WriteOptions struct {
+	Table     TableRef // the destination table
+	Mode      Mode
+	RunID     string
+	Key       []string // merge key; defaults to the source's primary key
+	Allocator memory.Allocator
+}
+
+// Range is one slice of a planned table. Only the source that planned it
+// interprets Predicate.
+type Range struct {
+	Table     *TableInfo
+	Index     int    // position in the plan
+	Count     int    // ranges in the plan
+	Predicate string // source-specific, e.g. a SQL condition
+	Label     string // for progress and errors, e.g. "id in [1, 5000)"
+}
+
+// State is what a commit records beside the data, in the same atomic step.
+type State struct {
+	SourceID  string // the source identity (URL without secrets + table)
+	Cursor    string // watermark column
+	Watermark string // text-encoded highest cursor value committed
+	Position  string // CDC position (LSN, binlog coordinate)
+	RunID     string
+	Rows      int64 // rows this run committed
+}
+
+// CursorSource is a Source that can bound an incremental read: the highest
+// value of the cursor column now in the table, text-encoded so the same
+// source compares it back in its SQL (integers as decimal text, times as
+// "2006-01-02 15:04:05.999999" in UTC). ok is false for an empty table.
+type CursorSource interface {
+	MaxCursor(ctx context.Context, info *TableInfo, cursor string) (max string, ok bool, err error)
+}
+
+// Window bounds one incremental run: rows with After < Cursor <= Until.
+// Empty means there is nothing new, and the run is a no-op that says so.
+type Window struct {
+	Cursor, After, Until string
+	Empty                bool
+}
+
+// WindowFunc decides a run's window once the source table is probed.
+type WindowFunc func(ctx context.Context, info *TableInfo, dest TableRef) (Window, error)
+
+// TableLister is a Source that can list the tables of a schema (--schema).
+type TableLister interface {
+	ListTables(ctx context.Context, schema string) ([]TableRef, error)
+}

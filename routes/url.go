@@ -1,0 +1,168 @@
+package routes
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// URL is a parsed endpoint address. Its String never shows the password.
+type URL struct {
+	u   *url.URL
+	raw string
+}
+
+// ParseURL parses an endpoint URL. A bare path (no scheme) is a file:// URL.
+// Errors never repeat the password.
+func ParseURL(raw string) (*URL, error) {
+	if raw == "" {
+		return nil, BadInput("empty URL")
+	}
+	if !strings.Contains(raw, "://") && !strings.HasPrefix(raw, "file:") {
+		abs, err := filepath.Abs(raw)
+		if err != nil {
+			return nil, BadInput("path %q: %v", raw, err)
+		}
+		raw = "file://" + abs
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, BadInput("cannot parse URL %s (check its syntax; special characters in the password must be percent-encoded)", Redact(raw))
+	}
+	if u.Scheme == "" {
+		return nil, BadInput("URL %s has no scheme (like postgres://, mysql://, file://)", Redact(raw))
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	return &URL{u: u, raw: raw}, nil
+}
+
+// Scheme is the lower-case scheme, e.g. "postgres" or "clickhouse+http".
+func (u *URL) Scheme() string { return u.u.Scheme }
+
+// URL returns a copy of the parsed URL, with the password, for drivers.
+func (u *URL) URL() *url.URL { c := *u.u; return &c }
+
+// Raw returns the URL as given, with the password, for drivers only.
+func (u *URL) Raw() string { return u.raw }
+
+// String returns the URL with the password replaced by xxxxx.
+func (u *URL) String() string { return u.u.Redacted() }
+
+// Password returns the password, if the URL has one.
+func (u *URL) Password() string {
+	p, _ := u.u.User.Password()
+	return p
+}
+
+// Identity names the endpoint without user or password (scheme://host/path),
+// used in state keys so rotating a password does not reset a watermark.
+func (u *URL) Identity() string {
+	c := url.URL{Scheme: u.u.Scheme, Host: u.u.Host, Path: u.u.Path}
+	return c.String()
+}
+
+var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
+
+// Redact replaces the password of every URL inside s with xxxxx. Use it on any
+// message that may carry a URL.
+func Redact(s string) string {
+	return urlInText.ReplaceAllStringFunc(s, func(m string) string {
+		u, err := url.Parse(m)
+		if err != nil || u.User == nil {
+			return redactUserinfo(m)
+		}
+		if _, ok := u.User.Password(); !ok {
+			return m
+		}
+		return u.Redacted()
+	})
+}
+
+// redactUserinfo handles URLs net/url cannot parse: blank out user:pass@.
+func redactUserinfo(m string) string {
+	i := strings.Index(m, "://")
+	at := strings.LastIndex(m, "@")
+	if at < i {
+		return m
+	}
+	colon := strings.Index(m[i+3:at], ":")
+	if colon < 0 {
+		return m
+	}
+	return m[:i+3+colon+1] + "xxxxx" + m[at:]
+}
+
+// Scrub removes the given secrets from msg; use it on driver errors that may
+// echo a password verbatim.
+func Scrub(msg string, secrets ...string) string {
+	msg = Redact(msg)
+	for _, s := range secrets {
+		if len(s) >= 3 {
+			msg = strings.ReplaceAll(msg, s, "xxxxx")
+		}
+	}
+	return msg
+}
+
+// TableRef names a table: schema (or database, for MySQL) and name.
+type TableRef struct {
+	Schema string
+	Name   string
+}
+
+// ParseTableRef parses "schema.table" or "table". Double quotes keep dots:
+// "my.schema"."my.table".
+func ParseTableRef(s string) (TableRef, error) {
+	parts, err := splitIdent(s)
+	if err != nil {
+		return TableRef{}, err
+	}
+	switch len(parts) {
+	case 1:
+		return TableRef{Name: parts[0]}, nil
+	case 2:
+		return TableRef{Schema: parts[0], Name: parts[1]}, nil
+	}
+	return TableRef{}, BadInput("table %q: want schema.table or table", s)
+}
+
+func splitIdent(s string) ([]string, error) {
+	var parts []string
+	var cur strings.Builder
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' && quoted && i+1 < len(s) && s[i+1] == '"':
+			cur.WriteByte('"')
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == '.' && !quoted:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	parts = append(parts, cur.String())
+	if quoted {
+		return nil, BadInput("table %q: unclosed quote", s)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return nil, BadInput("table %q: empty name part", s)
+		}
+	}
+	return parts, nil
+}
+
+// String renders schema.table (or table), unquoted.
+func (t TableRef) String() string {
+	if t.Schema == "" {
+		return t.Name
+	}
+	return fmt.Sprintf("%s.%s", t.Schema, t.Name)
+}

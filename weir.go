@@ -1,0 +1,165 @@
+// Package weir is the Go API of weir: move whole tables between databases
+// and lake formats at wire speed, in bounded memory, atomically.
+//
+//	rep, err := weir.Transfer(ctx, "postgres://…/app", "postgres://…/dw",
+//	        weir.TransferOptions{Tables: []string{"public.events"}})
+//
+// Import github.com/weirhq/weir/routes/all (or single adapters) to register
+// the URL schemes.
+package weir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weirhq/weir/incremental"
+	"github.com/weirhq/weir/routes"
+)
+
+// TransferOptions shape a transfer. Zero values are the defaults.
+type TransferOptions struct {
+	Tables        []string    // source tables, "schema.table"
+	Schema        string      // every table of this source schema (instead of Tables)
+	DestTable     string      // destination table name, with one source table
+	DestSchema    string      // destination schema for every table (default: the source's)
+	Mode          routes.Mode // replace (default), append, merge
+	Cursor        string      // append/merge watermark column (default: integer primary key)
+	PrimaryKey    []string    // merge key (default: the source's primary key)
+	Parallel      int         // pipes (default: CPU and memory aware)
+	ChunkBytes    int         // bytes per batch and pipe (default 4 MiB, thinned under a memory cap)
+	NoPassthrough bool        // force Arrow even where both ends speak one wire format
+	Progress      *routes.Progress
+}
+
+// Report is what a transfer did; it is the --json output.
+type Report struct {
+	RunID       string        `json:"run_id"`
+	Source      string        `json:"source"`
+	Destination string        `json:"destination"`
+	Mode        routes.Mode   `json:"mode"`
+	Rows        int64         `json:"rows"`
+	Bytes       int64         `json:"bytes"`
+	ElapsedMS   int64         `json:"elapsed_ms"`
+	Parallel    int           `json:"parallel"`
+	ChunkBytes  int           `json:"chunk_bytes"`
+	Tables      []TableReport `json:"tables"`
+}
+
+// TableReport is one table's part of a Report.
+type TableReport struct {
+	routes.CopyResult
+	ElapsedMS int64  `json:"elapsed_ms"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Transfer copies tables from src to dst (URLs). Tables go one after another
+// under one pipe budget, so peak memory is one table's; each lands
+// atomically on its own, and one table's failure never stops the others.
+// The error joins every table's error (errors.Is finds ErrLocked and
+// ErrBadInput in it).
+func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Report, error) {
+	start := time.Now()
+	mode, err := routes.ParseMode(string(opts.Mode))
+	if err != nil {
+		return nil, err
+	}
+	s, d, err := openPair(ctx, src, dst)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	defer d.Close()
+	tables, err := sourceTables(ctx, s, opts)
+	if err != nil {
+		return nil, err
+	}
+	budget := routes.Budget{Parallel: opts.Parallel, ChunkBytes: opts.ChunkBytes}.Fill()
+	rep := &Report{RunID: routes.NewRunID(), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: mode, Parallel: budget.Parallel, ChunkBytes: budget.ChunkBytes}
+	var errs []error
+	for _, t := range tables {
+		spec := copySpec(s, d, t, opts, mode, budget, rep.RunID)
+		res, err := routes.Copy(ctx, s, d, spec)
+		rep.add(res, err)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t, err))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	rep.ElapsedMS = time.Since(start).Milliseconds()
+	return rep, errors.Join(errs...)
+}
+
+func openPair(ctx context.Context, src, dst string) (routes.Source, routes.Destination, error) {
+	s, err := routes.OpenSource(ctx, src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("source: %w", err)
+	}
+	d, err := routes.OpenDestination(ctx, dst)
+	if err != nil {
+		s.Close()
+		return nil, nil, fmt.Errorf("destination: %w", err)
+	}
+	return s, d, nil
+}
+
+func sourceTables(ctx context.Context, s routes.Source, opts TransferOptions) ([]routes.TableRef, error) {
+	var out []routes.TableRef
+	for _, name := range opts.Tables {
+		t, err := routes.ParseTableRef(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if opts.Schema != "" {
+		l, ok := routes.As[routes.TableLister](s)
+		if !ok {
+			return nil, fmt.Errorf("%w: this source cannot list a schema's tables; name them with --tables", routes.ErrUnsupported)
+		}
+		listed, err := l.ListTables(ctx, opts.Schema)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, listed...)
+	}
+	if len(out) == 0 {
+		return nil, routes.BadInput("no table to transfer: pass --table, --tables or --schema")
+	}
+	if opts.DestTable != "" && len(out) > 1 {
+		return nil, routes.BadInput("--dest-table names one table, but %d are being transferred; use --dest-schema", len(out))
+	}
+	return out, nil
+}
+
+func copySpec(s routes.Source, d routes.Destination, t routes.TableRef, opts TransferOptions, mode routes.Mode, b routes.Budget, runID string) routes.CopySpec {
+	spec := routes.CopySpec{Table: t, Mode: mode, Budget: b, RunID: runID, Key: opts.PrimaryKey, NoPassthrough: opts.NoPassthrough, Progress: opts.Progress}
+	if opts.DestTable != "" {
+		spec.DestTable, _ = routes.ParseTableRef(opts.DestTable)
+	}
+	if opts.DestSchema != "" {
+		name := t.Name
+		if spec.DestTable.Name != "" {
+			name = spec.DestTable.Name
+		}
+		spec.DestTable = routes.TableRef{Schema: opts.DestSchema, Name: name}
+	}
+	if mode == routes.ModeAppend || mode == routes.ModeMerge {
+		spec.Window = incremental.Watermark(s, d, opts.Cursor)
+	}
+	return spec
+}
+
+func (r *Report) add(res routes.CopyResult, err error) {
+	tr := TableReport{CopyResult: res, ElapsedMS: res.Elapsed.Milliseconds()}
+	if err != nil {
+		tr.Error = routes.Redact(err.Error())
+	}
+	r.Rows += res.Rows
+	r.Bytes += res.Bytes
+	r.Tables = append(r.Tables, tr)
+}
