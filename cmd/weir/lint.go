@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirhq/weir/dagfile"
+)
+
+func init() { commands = append(commands, newLintCmd) }
+
+// lintFlags are the flags of weir lint.
+type lintFlags struct {
+	file, format string
+	sel          []string
+}
+
+func newLintCmd() *cobra.Command {
+	var l lintFlags
+	cmd := &cobra.Command{
+		Use:   "lint -f weir.yaml [--format text|json]",
+		Short: "Check a dagfile: format, DAG rules and streaming rules",
+		Long: `Lint checks the dagfile without connecting anywhere and without its
+${VAR} values: format errors (DAG-000), cycles (DAG-001), unknown connections
+(DAG-002), a table written by two tasks (DAG-003), dependencies dropped by
+--select (DAG-004), isolated tasks (DAG-005), unknown deps (DAG-006), and the
+streaming rules STREAM-001 (bare append from a resumable source), STREAM-002
+(continuous trigger) and STREAM-003 (WebSocket source without a cursor).
+It exits 1 when there is an error, 0 with warnings only. See docs/dagfile.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLint(cmd.OutOrStdout(), l) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&l.file, "file", "f", "weir.yaml", "the dagfile")
+	fl.StringVar(&l.format, "format", "text", "output format: text or json")
+	fl.StringSliceVar(&l.sel, "select", nil, "check the selection weir generate --select would render")
+	return cmd
+}
+
+// lintReport is the --format json output.
+type lintReport struct {
+	Findings []dagfile.Finding `json:"findings"`
+	Errors   int               `json:"errors"`
+	Warnings int               `json:"warnings"`
+	Infos    int               `json:"infos"`
+}
+
+// runLint prints the findings and fails (exit 1) when one is an error.
+func runLint(w io.Writer, l lintFlags) error {
+	if l.format != "text" && l.format != "json" {
+		return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("lint: format %q: use text or json", l.format)}
+	}
+	findings, err := dagfile.CheckFile(l.file, l.sel...)
+	if err != nil {
+		return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("lint: %w", err)}
+	}
+	r := lintReport{Findings: append([]dagfile.Finding{}, findings...)}
+	for _, f := range findings {
+		switch f.Severity {
+		case dagfile.SeverityError:
+			r.Errors++
+		case dagfile.SeverityWarning:
+			r.Warnings++
+		default:
+			r.Infos++
+		}
+	}
+	if err := printLint(w, l.format, r); err != nil {
+		return fmt.Errorf("lint: %w", err)
+	}
+	if r.Errors > 0 {
+		return &ExitCodeError{Code: 1, Err: fmt.Errorf("lint: %s: %d errors, %d warnings", l.file, r.Errors, r.Warnings)}
+	}
+	return nil
+}
+
+// printLint writes the report as text (one finding a line) or JSON.
+func printLint(w io.Writer, format string, r lintReport) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	for _, f := range r.Findings {
+		if _, err := fmt.Fprintln(w, f); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d errors, %d warnings, %d infos\n", r.Errors, r.Warnings, r.Infos)
+	return err
+}

@@ -1,0 +1,92 @@
+package dagfile
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// TableAddr addresses a table in a connection: conn:schema.table. Schema is
+// the part of the name before its first dot ("" when there is none); Table
+// is the rest, which may itself hold dots. Objects of file and object-store
+// connections have no schema: Table is the object path (orders.csv).
+type TableAddr struct {
+	Conn   string
+	Schema string
+	Table  string
+}
+
+// ParseTableAddr parses "conn:schema.table" (or "conn:table").
+func ParseTableAddr(s string) (TableAddr, error) {
+	conn, name, ok := strings.Cut(s, ":")
+	if !ok || !nameRE.MatchString(conn) || strings.Contains(name, ":") {
+		return TableAddr{}, fmt.Errorf("bad table address %q: write connection:schema.table, e.g. lake:silver.orders", s)
+	}
+	if err := checkTableName(name); err != nil {
+		return TableAddr{}, fmt.Errorf("bad table address %q: %w", s, err)
+	}
+	schema, table, _ := cutSchema(name)
+	return TableAddr{Conn: conn, Schema: schema, Table: table}, nil
+}
+
+// checkTableName checks a schema.table name: not empty, no blanks, no empty part.
+func checkTableName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("the table name is empty")
+	case strings.ContainsAny(name, " \t\n\r"):
+		return fmt.Errorf("the table name %q holds a blank", name)
+	case strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, ".."):
+		return fmt.Errorf("the table name %q has an empty part", name)
+	}
+	return nil
+}
+
+// cutSchema splits schema.table at the first dot.
+func cutSchema(name string) (schema, table string, ok bool) {
+	schema, table, ok = strings.Cut(name, ".")
+	if !ok {
+		return "", name, false
+	}
+	return schema, table, true
+}
+
+// objectAddr addresses an object of a file or object-store connection.
+func objectAddr(conn, name string) TableAddr { return TableAddr{Conn: conn, Table: name} }
+
+// Name returns schema.table (or table when there is no schema).
+func (a TableAddr) Name() string {
+	if a.Schema == "" {
+		return a.Table
+	}
+	return a.Schema + "." + a.Table
+}
+
+// String returns conn:schema.table.
+func (a TableAddr) String() string { return a.Conn + ":" + a.Name() }
+
+// IsZero reports whether a is the zero address.
+func (a TableAddr) IsZero() bool { return a == TableAddr{} }
+
+// Parts returns the non-empty parts [conn, schema, table], e.g. for an asset key.
+func (a TableAddr) Parts() []string {
+	if a.Schema == "" {
+		return []string{a.Conn, a.Table}
+	}
+	return []string{a.Conn, a.Schema, a.Table}
+}
+
+// key is the case-insensitive identity used to match readers with writers.
+func (a TableAddr) key() string { return strings.ToLower(a.String()) }
+
+// objectSchemes are the schemes whose "tables" are object paths.
+var objectSchemes = map[string]bool{"file": true, "s3": true, "gcs": true, "gs": true}
+
+// baseName is an object path's file name without its extension (data/orders.csv → orders).
+func baseName(object string) string {
+	b := path.Base(object)
+	if i := strings.IndexByte(b, '.'); i > 0 {
+		b = b[:i]
+	}
+	return b
+}

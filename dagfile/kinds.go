@@ -1,0 +1,375 @@
+package dagfile
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Transfer is a transfer task: every option of `weir transfer`.
+type Transfer struct {
+	From       string   // source connection
+	Table      string   // one source table: schema.table, or an object path for file/object stores
+	Tables     []string // several source tables (instead of Table)
+	Schema     string   // destination schema for the tables without dest_table
+	To         string   // destination connection
+	DestTable  string   // destination table for Table (default: Table, or Schema + its name)
+	Mode       string   // replace (default) | append | merge | log_based
+	Cursor     string   // append/merge watermark column (default: the integer primary key)
+	PrimaryKey []string // overrides the probed primary key
+	Parallel   int      // pipes; 0: automatic
+	ChunkBytes int64    // bytes per chunk; 0: automatic (4 MiB)
+	Changelog  bool     // log_based: append every change with _weir_op
+	sources    []TableAddr
+	sinks      []TableAddr
+}
+
+// Transfer modes.
+var transferModes = []string{"replace", "append", "merge", "log_based"}
+
+var transferKeys = []string{"from", "table", "tables", "schema", "to", "dest_table", "mode",
+	"cursor", "primary_key", "parallel", "chunk_bytes", "changelog"}
+
+// transfer decodes a transfer mapping.
+func (p *parser) transfer(t *Task, k field) *Transfer {
+	fs := p.sub(t, k, transferKeys)
+	x := &Transfer{Mode: "replace", PrimaryKey: p.keyCols(fs, "primary_key")}
+	p.transferFields(x, fs)
+	if p.require(fs, k, "from", "the source connection") {
+		x.From = p.conn(fs["from"])
+	}
+	if p.require(fs, k, "to", "the destination connection") {
+		x.To = p.conn(fs["to"])
+	}
+	p.transferTables(x, fs, k)
+	p.onlyWith(fs, "cursor", "mode", x.Mode, "append", "merge")
+	p.onlyWith(fs, "changelog", "mode", x.Mode, "log_based")
+	p.transferAddrs(x, t)
+	return x
+}
+
+// transferFields decodes the scalar options of a transfer.
+func (p *parser) transferFields(x *Transfer, fs map[string]field) {
+	for name, g := range fs {
+		switch name {
+		case "schema":
+			x.Schema = p.d.str(g)
+		case "dest_table":
+			x.DestTable = p.tableName(g)
+		case "mode":
+			x.Mode = p.d.enum(g, "mode", transferModes...)
+		case "cursor":
+			x.Cursor = p.d.str(g)
+		case "parallel":
+			x.Parallel = p.d.integer(g, 1)
+		case "chunk_bytes":
+			x.ChunkBytes = p.d.size(g)
+		case "changelog":
+			x.Changelog = p.d.boolean(g)
+		}
+	}
+}
+
+// transferTables decodes table or tables (exactly one) and dest_table.
+func (p *parser) transferTables(x *Transfer, fs map[string]field, k field) {
+	if p.exclusive(fs, "table", "tables", "use table: for one table, tables: for several") {
+		return
+	}
+	if g, ok := fs["tables"]; ok {
+		for _, item := range p.d.items(g) {
+			if name := p.tableName(item); name != "" {
+				x.Tables = append(x.Tables, name)
+			}
+		}
+		if d, ok := fs["dest_table"]; ok {
+			p.d.fail(d.key, d.path, "dest_table names one table: with tables:, set schema: for the destination schema")
+		}
+		return
+	}
+	if p.require(fs, k, "table", "the source table, schema.table; or tables: [a, b]") {
+		x.Table = p.tableName(fs["table"])
+	}
+}
+
+// tableName decodes a schema.table name field.
+func (p *parser) tableName(g field) string {
+	s := p.d.str(g)
+	if s == "" {
+		return ""
+	}
+	if err := checkTableName(s); err != nil {
+		p.d.fail(g.val, g.path, "bad table name: %v", err)
+		return ""
+	}
+	return s
+}
+
+// transferAddrs computes the tables a transfer reads and writes.
+func (p *parser) transferAddrs(x *Transfer, t *Task) {
+	names := x.Tables
+	if x.Table != "" {
+		names = []string{x.Table}
+	}
+	t.sinkAt = "transfer.to"
+	if x.From == "" || x.To == "" {
+		return
+	}
+	for _, name := range names {
+		x.sources = append(x.sources, p.tableAddr(x.From, name))
+		x.sinks = append(x.sinks, p.destAddr(x, name))
+	}
+}
+
+// isObjectStore reports whether a connection's tables are object paths.
+func (p *parser) isObjectStore(conn string) bool {
+	c := p.f.Connections[conn]
+	return c != nil && objectSchemes[c.Scheme()]
+}
+
+// tableAddr addresses a table of conn: an object path or schema.table.
+func (p *parser) tableAddr(conn, name string) TableAddr {
+	if p.isObjectStore(conn) {
+		return objectAddr(conn, name)
+	}
+	schema, table, _ := cutSchema(name)
+	return TableAddr{Conn: conn, Schema: schema, Table: table}
+}
+
+// destAddr is where a transfer writes source table name.
+func (p *parser) destAddr(x *Transfer, name string) TableAddr {
+	if x.DestTable != "" {
+		return p.tableAddr(x.To, x.DestTable)
+	}
+	if x.Schema == "" {
+		return p.tableAddr(x.To, name)
+	}
+	base := name
+	if p.isObjectStore(x.From) {
+		base = baseName(name)
+	} else if _, table, ok := cutSchema(name); ok {
+		base = table
+	}
+	return p.tableAddr(x.To, x.Schema+"."+base)
+}
+
+// Model is a model task: incremental SQL (DuckDB) over new source rows.
+type Model struct {
+	Source       TableAddr            // the one source, read as the view input
+	Sources      map[string]TableAddr // named sources, one view each (instead of Source)
+	Sink         TableAddr
+	Mode         string   // append (default) | upsert | replace
+	Key          []string // upsert key columns
+	SQL          string   // inline SQL
+	SQLFile      string   // as written
+	SQLPath      string   // SQLFile resolved against the dagfile's folder
+	Start        string   // earliest (default) | latest | an offset
+	MaxBatchRows int      // 0: no bound
+	OnChange     string   // warn (default) | error | ignore
+}
+
+var modelKeys = []string{"source", "sources", "sink", "mode", "key", "sql", "sql_file",
+	"start", "max_batch_rows", "on_change"}
+
+var viewRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// model decodes a model mapping.
+func (p *parser) model(t *Task, k field) *Model {
+	fs := p.sub(t, k, modelKeys)
+	m := &Model{Mode: "append", Start: "earliest", OnChange: "warn", Key: p.keyCols(fs, "key")}
+	p.modelFields(m, fs)
+	p.modelSources(m, fs, k)
+	if p.require(fs, k, "sink", "the table it writes, connection:schema.table") {
+		m.Sink = p.addr(fs["sink"])
+	}
+	t.sinkAt = "model.sink"
+	p.modelSQL(m, fs, k)
+	if _, ok := fs["key"]; !ok && m.Mode == "upsert" {
+		p.d.fail(fs["mode"].val, fs["mode"].path, "mode upsert needs key: (the columns that identify a row)")
+	}
+	p.onlyWith(fs, "key", "mode", m.Mode, "upsert")
+	return m
+}
+
+// modelFields decodes the scalar options of a model.
+func (p *parser) modelFields(m *Model, fs map[string]field) {
+	for name, g := range fs {
+		switch name {
+		case "mode":
+			m.Mode = p.d.enum(g, "mode", "append", "upsert", "replace")
+		case "start":
+			m.Start = p.start(g)
+		case "max_batch_rows":
+			m.MaxBatchRows = p.d.integer(g, 1)
+		case "on_change":
+			m.OnChange = p.d.enum(g, "on_change", "warn", "error", "ignore")
+		}
+	}
+}
+
+// start decodes earliest | latest | a non-negative offset.
+func (p *parser) start(g field) string {
+	s := p.d.str(g)
+	if n, err := strconv.ParseInt(s, 10, 64); s == "earliest" || s == "latest" || (err == nil && n >= 0) {
+		return s
+	}
+	if s != "" {
+		p.d.fail(g.val, g.path, "bad start %q: use earliest, latest or an offset (an integer ≥ 0)", s)
+	}
+	return ""
+}
+
+// modelSources decodes source or sources (exactly one).
+func (p *parser) modelSources(m *Model, fs map[string]field, k field) {
+	if p.exclusive(fs, "source", "sources", "use source: for one table (the view input), sources: for named views") {
+		return
+	}
+	if g, ok := fs["sources"]; ok {
+		m.Sources = map[string]TableAddr{}
+		for _, s := range p.d.fields(g.val, g.path, nil) {
+			if !viewRE.MatchString(s.name) {
+				p.d.fail(s.key, s.path, "source name %q is not a SQL view name: use lowercase letters, digits and _", s.name)
+				continue
+			}
+			m.Sources[s.name] = p.addr(s)
+		}
+		return
+	}
+	if _, ok := fs["source"]; !ok && resolve(k.val).Kind == yaml.MappingNode {
+		p.d.fail(k.key, k.path, "model needs source: (one table, read as the view input) or sources: (named tables, one view each)")
+		return
+	}
+	if g, ok := fs["source"]; ok {
+		m.Source = p.addr(g)
+	}
+}
+
+// modelSQL decodes sql or sql_file (exactly one); sql_file must exist.
+func (p *parser) modelSQL(m *Model, fs map[string]field, k field) {
+	if p.exclusive(fs, "sql", "sql_file", "keep one") {
+		return
+	}
+	if g, ok := fs["sql"]; ok {
+		m.SQL = p.d.str(g)
+		return
+	}
+	g, ok := fs["sql_file"]
+	if !ok {
+		if resolve(k.val).Kind == yaml.MappingNode {
+			p.d.fail(k.key, k.path, "model needs sql: (inline SQL) or sql_file: (a .sql file relative to the dagfile)")
+		}
+		return
+	}
+	m.SQLFile = p.d.str(g)
+	if m.SQLFile != "" {
+		m.SQLPath = p.relPath(m.SQLFile)
+		if _, err := os.Stat(m.SQLPath); err != nil {
+			p.d.fail(g.val, g.path, "sql_file %q not found (looked for %s; paths are relative to the dagfile)", m.SQLFile, m.SQLPath)
+		}
+	}
+}
+
+// relPath resolves a path written in the dagfile against its folder.
+func (p *parser) relPath(s string) string {
+	if filepath.IsAbs(s) {
+		return s
+	}
+	return filepath.Join(p.f.Dir, s)
+}
+
+// Stream is a stream task: events from a stream source into a sink.
+type Stream struct {
+	Source          string        // a connection name or a URL, as written
+	SourceConn      string        // the connection, when Source names one
+	Vars            []string      // variables a URL Source references
+	Sink            TableAddr     // where the events land
+	BatchSize       int           // events per commit; 0: automatic
+	BatchInterval   time.Duration // longest wait before a commit; 0: automatic
+	Trigger         string        // available_now (default: drain and exit) | continuous
+	Materialization string        // append (default) | merge
+	Key             []string      // merge key columns
+	Cursor          string        // the event field that orders events and resumes (an id, a sequence)
+	scheme          string
+	url             *string
+}
+
+// StreamSchemes are the URL schemes of stream sources.
+var StreamSchemes = []string{"sse", "ws", "wss", "kafka", "sqs", "pubsub"}
+
+// SourceScheme returns the scheme of the stream source ("" when unknown).
+func (s *Stream) SourceScheme() string { return s.scheme }
+
+// SourceURL returns the expanded source URL (a secret: never print it);
+// "" when Source names a connection or was not expanded.
+func (s *Stream) SourceURL() string {
+	if s.url == nil {
+		return ""
+	}
+	return *s.url
+}
+
+var streamKeys = []string{"source", "sink", "batch_size", "batch_interval", "trigger",
+	"materialization", "key", "cursor"}
+
+// stream decodes a stream mapping.
+func (p *parser) stream(t *Task, k field) *Stream {
+	fs := p.sub(t, k, streamKeys)
+	s := &Stream{Trigger: "available_now", Materialization: "append", Key: p.keyCols(fs, "key")}
+	p.streamFields(s, fs)
+	if p.require(fs, k, "source", "a stream URL or connection: sse://, ws(s)://, kafka://, sqs://, pubsub://") {
+		p.streamSource(s, fs["source"])
+	}
+	if p.require(fs, k, "sink", "the table it writes, connection:schema.table") {
+		s.Sink = p.addr(fs["sink"])
+	}
+	t.sinkAt = "stream.sink"
+	if _, ok := fs["key"]; !ok && s.Materialization == "merge" {
+		p.d.fail(fs["materialization"].val, fs["materialization"].path, "materialization merge needs key: (the columns that identify an event)")
+	}
+	p.onlyWith(fs, "key", "materialization", s.Materialization, "merge")
+	return s
+}
+
+// streamFields decodes the scalar options of a stream.
+func (p *parser) streamFields(s *Stream, fs map[string]field) {
+	for name, g := range fs {
+		switch name {
+		case "batch_size":
+			s.BatchSize = p.d.integer(g, 1)
+		case "batch_interval":
+			s.BatchInterval = p.d.duration(g)
+		case "trigger":
+			s.Trigger = p.d.enum(g, "trigger", "available_now", "continuous")
+		case "materialization":
+			s.Materialization = p.d.enum(g, "materialization", "append", "merge")
+		case "cursor":
+			s.Cursor = p.d.str(g)
+		}
+	}
+}
+
+// streamSource decodes a stream source: a URL (expanded like a connection)
+// or a connection name.
+func (p *parser) streamSource(s *Stream, g field) {
+	s.Source = p.d.str(g)
+	if s.Source == "" {
+		return
+	}
+	if !strings.Contains(s.Source, "://") {
+		if p.connKnown(g.val, g.path, s.Source) {
+			s.SourceConn = s.Source
+			s.scheme = p.f.Connections[s.Source].Scheme()
+		}
+		return
+	}
+	c := &Connection{Name: "source", Raw: s.Source}
+	p.expandConn(c, g)
+	s.Vars, s.url, s.scheme = c.Vars, c.url, c.Scheme()
+	if sch := s.scheme; sch != "" && !slicesContains(StreamSchemes, sch) {
+		p.d.fail(g.val, g.path, "stream source scheme %q is not a stream%s", sch, didYouMean(sch, StreamSchemes))
+	}
+}

@@ -1,0 +1,201 @@
+package dagfile
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Severity of a finding: errors make `weir lint` exit 1.
+type Severity string
+
+// The severities.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Finding is one result of Lint or Check.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	File     string   `json:"file"`
+	Line     int      `json:"line"`
+	Col      int      `json:"col"`
+	Task     string   `json:"task,omitempty"`
+	Message  string   `json:"message"`
+}
+
+// String formats the finding as "file:line:col: severity RULE: message".
+func (f Finding) String() string {
+	return fmt.Sprintf("%s:%d:%d: %s %s: %s", f.File, f.Line, f.Col, f.Severity, f.Rule, f.Message)
+}
+
+// RuleInfo describes a lint rule.
+type RuleInfo struct {
+	ID       string
+	Severity Severity
+	Summary  string
+}
+
+// Rules lists every rule Check reports, in id order.
+var Rules = []RuleInfo{
+	{RuleFormat, SeverityError, "malformed dagfile: unknown key, bad value, missing or conflicting keys"},
+	{RuleCycle, SeverityError, "dependency cycle"},
+	{RuleUnknownConn, SeverityError, "a task names a connection that is not defined"},
+	{RuleDuplicateSink, SeverityError, "a table written by two tasks"},
+	{RuleDroppedUpstream, SeverityWarning, "under a selection, a selected task whose upstream is not selected: the dependency is dropped"},
+	{RuleOrphan, SeverityInfo, "a task with neither upstream nor downstream tasks, in a dagfile of several tasks"},
+	{RuleUnknownTask, SeverityError, "deps names a task that is not defined"},
+	{RuleStreamAppend, SeverityWarning, "a resumable stream source loaded with bare append: a replay writes duplicates; use merge with a key"},
+	{RuleStreamContinuous, SeverityWarning, "a continuous trigger: an always-on consumer; confirm the freshness SLO needs it"},
+	{RuleStreamNoCursor, SeverityWarning, "a WebSocket source without cursor: at-least-once within one connection only"},
+}
+
+// CheckFile reads the dagfile at path and checks it; the error is for an
+// unreadable file or a bad selector only.
+func CheckFile(path string, selectors ...string) ([]Finding, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read dagfile: %w", err)
+	}
+	return Check(data, path, selectors...)
+}
+
+// Check parses data without expanding ${VAR} references (so it needs no
+// secrets) and returns every problem as findings: parse errors with their
+// rule (severity error), then the Lint rules on what could be decoded.
+func Check(data []byte, path string, selectors ...string) ([]Finding, error) {
+	f, errs := parse(data, path, nil)
+	out := make([]Finding, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, Finding{Rule: cmp.Or(e.Rule, RuleFormat), Severity: SeverityError,
+			File: e.File, Line: e.Line, Col: e.Col, Task: taskOf(e.Key), Message: keyMsg(e)})
+	}
+	more, err := Lint(f, selectors...)
+	if err != nil && len(errs) == 0 {
+		return nil, err
+	}
+	out = append(out, more...)
+	sortFindings(out, path)
+	return out, nil
+}
+
+// keyMsg prefixes an error's message with its key.
+func keyMsg(e *Error) string {
+	if e.Key == "" {
+		return e.Msg
+	}
+	return e.Key + ": " + e.Msg
+}
+
+// taskOf returns the task named by a key path tasks.NAME.…, or "".
+func taskOf(key string) string {
+	rest, ok := strings.CutPrefix(key, "tasks.")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, ".")
+	return name
+}
+
+// Lint applies the rules that do not stop a dagfile from loading (warnings
+// and infos) to f. With selectors it checks the selection as `weir generate
+// --select` would render it (rule DAG-004). The error is for a bad selector.
+func Lint(f *File, selectors ...string) ([]Finding, error) {
+	sel, err := f.Select(selectors...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	picked := map[string]bool{}
+	for _, t := range sel {
+		picked[t.Name] = true
+	}
+	for _, t := range sel {
+		out = append(out, f.lintTask(t, picked)...)
+	}
+	sortFindings(out, f.Path)
+	return out, nil
+}
+
+// lintTask applies every rule to one task.
+func (f *File) lintTask(t *Task, picked map[string]bool) []Finding {
+	var out []Finding
+	add := func(rule, key, format string, args ...any) {
+		line, col := t.Pos(key)
+		out = append(out, Finding{Rule: rule, Severity: severityOf(rule), File: f.Path, Line: line, Col: col,
+			Task: t.Name, Message: fmt.Sprintf("task %s: ", t.Name) + fmt.Sprintf(format, args...)})
+	}
+	for _, u := range t.Upstream {
+		if !picked[u] {
+			add(RuleDroppedUpstream, "", "upstream task %s is not selected: the generated code drops this dependency (select it too, or run it elsewhere first)", u)
+		}
+	}
+	if len(f.Tasks) > 1 && len(t.Upstream) == 0 && len(t.Downstream) == 0 {
+		add(RuleOrphan, "", "no other task reads what it writes or writes what it reads: it runs on its own (intended?)")
+	}
+	f.lintStream(t, add)
+	return out
+}
+
+type addFunc func(rule, key, format string, args ...any)
+
+// lintStream applies the STREAM rules.
+func (f *File) lintStream(t *Task, add addFunc) {
+	if x := t.Transfer; x != nil && x.Mode == "append" && isStreamScheme(f.connScheme(x.From)) {
+		add(RuleStreamAppend, "transfer.mode", "stream source %s (%s) is loaded with bare append: a replay after a restart writes duplicates; use mode: merge with primary_key:", x.From, f.connScheme(x.From))
+	}
+	s := t.Stream
+	if s == nil {
+		return
+	}
+	if s.Materialization == "append" {
+		add(RuleStreamAppend, "stream.source", "stream source %s (%s) is loaded with bare append: a replay after a restart writes duplicates; use materialization: merge with key:", Redact(s.Source), cmp.Or(s.scheme, "scheme unknown"))
+	}
+	if s.Trigger == "continuous" {
+		add(RuleStreamContinuous, "stream.trigger", "trigger: continuous keeps a consumer running around the clock (always-on cost): confirm the freshness SLO needs it, or use available_now on a schedule")
+	}
+	if (s.scheme == "ws" || s.scheme == "wss") && s.Cursor == "" {
+		add(RuleStreamNoCursor, "stream.source", "WebSocket source without cursor: delivery is at-least-once within one connection only, and events sent while reconnecting are lost or repeated; set cursor: to an event field (an id or a sequence) to deduplicate and resume")
+	}
+}
+
+func (f *File) connScheme(name string) string {
+	if c := f.Connections[name]; c != nil {
+		return c.Scheme()
+	}
+	return ""
+}
+
+func isStreamScheme(s string) bool { return slices.Contains(StreamSchemes, s) }
+
+func severityOf(rule string) Severity {
+	for _, r := range Rules {
+		if r.ID == rule {
+			return r.Severity
+		}
+	}
+	return SeverityError
+}
+
+// sortFindings orders findings: the dagfile first, then by position and rule.
+func sortFindings(fs []Finding, main string) {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Or(boolCmp(a.File != main, b.File != main), cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col), cmp.Compare(a.Rule, b.Rule))
+	})
+}
+
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}

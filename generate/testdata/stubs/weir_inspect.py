@@ -1,0 +1,107 @@
+"""Imports a generated Airflow or Dagster file under the stubs and prints
+what it defined as JSON.
+
+    python3 weir_inspect.py airflow|dagster FILE            the task graph
+    python3 weir_inspect.py airflow|dagster FILE TASK TRY   run one task (try TRY)
+"""
+import importlib.util
+import json
+import shlex
+import sys
+
+from weirstub import RECORD
+
+
+def load(path):
+    spec = importlib.util.spec_from_file_location("generated", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def airflow_graph():
+    (dag,) = RECORD["dags"]
+    tasks = {}
+    for tid, op in dag.tasks.items():
+        kw = op.kwargs
+        argv = shlex.split(kw["bash_command"]) if "bash_command" in kw else kw["cmds"] + kw["arguments"]
+        tasks[tid] = {
+            "operator": type(op).__mro__[1].__name__,
+            "upstream": sorted(op.upstream),
+            "argv": argv,
+            "retries": op.weir_retries,
+            "airflow_retries": op.retries,
+            "retry_delay": kw["retry_delay"].total_seconds(),
+            "timeout": kw["execution_timeout"].total_seconds() if kw.get("execution_timeout") else 0,
+            "pool": kw.get("pool", ""),
+            "outlets": [a.uri for a in kw.get("outlets", [])],
+            "secrets": [s.deploy_target for s in kw.get("secrets", [])],
+            "skip_on_exit_code": kw.get("skip_on_exit_code"),
+        }
+    return {"dag_id": dag.dag_id, "schedule": dag.kwargs["schedule"], "max_active_runs": dag.kwargs["max_active_runs"],
+            "catchup": dag.kwargs["catchup"], "tags": dag.kwargs["tags"], "tasks": tasks}
+
+
+def dagster_graph():
+    assets = {}
+    for a in RECORD["assets"]:
+        kw, specs = a["kwargs"], a["specs"]
+        task = specs[0].kwargs["metadata"]["weir/task"]
+        assets[task] = {
+            "function": a["fn"].__name__,
+            "keys": [s.key.path for s in specs],
+            "deps": sorted({tuple(d.path) for s in specs for d in s.kwargs.get("deps", [])}),
+            "group": specs[0].kwargs["group_name"],
+            "tags": sorted(specs[0].kwargs.get("tags", {})),
+            "retries": kw["retry_policy"].max_retries,
+            "retry_delay": kw["retry_policy"].delay,
+            "pool": kw.get("op_tags", {}).get("dagster/concurrency_key", ""),
+        }
+    return {"assets": assets, "jobs": RECORD["jobs"], "schedules": RECORD["schedules"], "definitions": RECORD["definitions"]}
+
+
+class TI:
+    def __init__(self, try_number):
+        self.try_number = try_number
+
+
+def run_airflow(task, try_number):
+    (dag,) = RECORD["dags"]
+    try:
+        dag.tasks[task].execute({"ti": TI(try_number)})
+        return {"outcome": "success"}
+    except Exception as err:  # noqa: BLE001
+        return {"outcome": type(err).__name__, "message": str(err)}
+
+
+def run_dagster(task, _try):
+    import dagster as dg
+
+    for a in RECORD["assets"]:
+        if a["specs"][0].kwargs["metadata"]["weir/task"] != task:
+            continue
+        try:
+            out = a["fn"](dg.AssetExecutionContext())
+            results = list(out) if not isinstance(out, dg.MaterializeResult) else [out]
+            return {"outcome": "success", "results": [
+                {"key": r.asset_key.path if r.asset_key else None, "metadata": r.metadata} for r in results]}
+        except dg.RetryRequested as err:
+            return {"outcome": "RetryRequested", "max_retries": err.max_retries, "seconds_to_wait": err.seconds_to_wait}
+        except dg.Failure as err:
+            return {"outcome": "Failure", "allow_retries": err.allow_retries, "metadata": err.metadata}
+    raise SystemExit(f"no asset for task {task}")
+
+
+def main():
+    kind, path = sys.argv[1], sys.argv[2]
+    load(path)
+    if len(sys.argv) > 3:
+        run = run_airflow if kind == "airflow" else run_dagster
+        out = run(sys.argv[3], int(sys.argv[4]))
+    else:
+        out = airflow_graph() if kind == "airflow" else dagster_graph()
+    json.dump(out, sys.stdout, indent=1, sort_keys=True, default=list)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Recording stand-ins for Airflow's DAG, Asset and operators."""
+import subprocess
+from datetime import datetime, timedelta
+
+from airflow.exceptions import AirflowException, AirflowSkipException
+from weirstub import RECORD, strict_kwargs
+
+_BASE = {"task_id", "retries", "retry_delay", "execution_timeout", "pool", "outlets", "inlets", "doc_md", "dag"}
+
+
+class DAG:
+    """Records a DAG and, inside `with`, the operators created."""
+
+    current = None
+
+    def __init__(self, dag_id, **kwargs):
+        strict_kwargs("DAG", kwargs, {"description", "schedule", "start_date", "catchup", "max_active_runs", "tags", "doc_md", "default_args"})
+        if "schedule_interval" in kwargs:
+            raise TypeError("schedule_interval is gone in Airflow 3")
+        if not isinstance(kwargs.get("start_date"), datetime) or kwargs["start_date"].tzinfo is None:
+            raise TypeError("start_date must be an aware datetime")
+        self.dag_id, self.kwargs, self.tasks = dag_id, kwargs, {}
+        RECORD["dags"].append(self)
+
+    def __enter__(self):
+        DAG.current = self
+        return self
+
+    def __exit__(self, *exc):
+        DAG.current = None
+
+
+class Asset:
+    """A dataset / asset identified by its URI."""
+
+    def __init__(self, uri):
+        if "://" not in uri:
+            raise ValueError(f"bad asset URI {uri!r}")
+        self.uri = uri
+
+
+class BaseOperator:
+    """Records its arguments and its upstream tasks."""
+
+    allowed = set()
+
+    def __init__(self, **kwargs):
+        strict_kwargs(type(self).__name__, kwargs, _BASE | self.allowed)
+        if DAG.current is None:
+            raise RuntimeError("operator created outside a DAG")
+        self.task_id = kwargs["task_id"]
+        if self.task_id in DAG.current.tasks:
+            raise ValueError(f"duplicate task_id {self.task_id}")
+        for td in ("retry_delay", "execution_timeout"):
+            if kwargs.get(td) is not None and not isinstance(kwargs[td], timedelta):
+                raise TypeError(f"{td} must be a timedelta")
+        self.kwargs, self.upstream = kwargs, set()
+        self.retries = kwargs.get("retries", 0)
+        DAG.current.tasks[self.task_id] = self
+
+    def __rshift__(self, other):
+        for o in other if isinstance(other, list) else [other]:
+            o.upstream.add(self.task_id)
+        return other
+
+    def __rrshift__(self, other):
+        for o in other:
+            self.upstream.add(o.task_id)
+        return self
+
+    def exit_code(self, code):
+        """Raises as the real operator does for a command's exit code."""
+        skip = self.kwargs.get("skip_on_exit_code") or []
+        if code in skip:
+            raise AirflowSkipException(self.skip_message(code))
+        if code != 0:
+            raise AirflowException(f"Bash command failed. The command returned a non-zero exit code {code}.")
+
+
+class BashOperator(BaseOperator):
+    """Runs bash_command with bash, like Airflow's BashOperator."""
+
+    allowed = {"bash_command", "env", "append_env", "skip_on_exit_code", "cwd"}
+
+    def skip_message(self, code):
+        return f"Bash command returned exit code {code}. Skipping."
+
+    def execute(self, context):
+        proc = subprocess.run(["bash", "-c", self.kwargs["bash_command"]], capture_output=True, text=True)
+        self.exit_code(proc.returncode)
+        return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else None
+
+
+class KubernetesPodOperator(BaseOperator):
+    """Runs cmds + arguments as the pod would (locally, for the tests)."""
+
+    allowed = {"name", "image", "cmds", "arguments", "secrets", "get_logs", "skip_on_exit_code", "namespace", "env_vars"}
+
+    def skip_message(self, code):
+        return f"Pod {self.kwargs.get('name')} returned exit code {code}. Skipping."
+
+    def execute(self, context):
+        proc = subprocess.run(self.kwargs["cmds"] + self.kwargs["arguments"], capture_output=True, text=True)
+        self.exit_code(proc.returncode)
+        return None

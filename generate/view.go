@@ -1,0 +1,230 @@
+package generate
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/weirhq/weir/dagfile"
+)
+
+// view is what the templates see of one dagfile.
+type view struct {
+	Name, KubeName, Description, Dagfile  string
+	Header                                []string
+	Schedule, Cron                        string
+	WeirBin, Image, Secret                string
+	Kubernetes                            bool
+	LockRetries, ExitLocked, ExitBadInput int
+	Tags, AllVars                         []string
+	Tasks                                 []*taskView // dependency order
+	Edges                                 []edge
+}
+
+// taskView is what the templates see of one task.
+type taskView struct {
+	Name, KubeName, Func, Kind, Doc string
+	Args                            []string // weir's arguments
+	Shell                           string   // the whole command, quoted for a shell
+	Retries, TotalRetries           int
+	RetryDelay, Timeout             int    // seconds; Timeout 0: none
+	TimeoutPy                       string // Timeout as Python: None or seconds
+	RetryExpr                       string // Argo retryStrategy expression
+	Pool                            string
+	Tags, Vars                      []string
+	Upstream, UpstreamKube          []string // selected upstream tasks only
+	Sinks                           []sinkView
+	DepKeys                         [][]string // asset keys this task's assets depend on
+}
+
+// sinkView is a table a task writes.
+type sinkView struct {
+	Parts []string // [connection, schema, table]
+	URI   string   // weir://connection/schema.table
+}
+
+// edge is a dependency between two selected tasks.
+type edge struct{ From, To string }
+
+// newView builds the view of f for target under opts.
+func newView(f *dagfile.File, opts Options, target string) (*view, error) {
+	opts, err := opts.withDefaults(f)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := f.Select(opts.Select...)
+	if err != nil {
+		return nil, fmt.Errorf("generate %s: %w", target, err)
+	}
+	v := &view{Name: f.Name, KubeName: kubeName(f.Name), Dagfile: opts.DagfilePath,
+		Description: cmp.Or(f.Description, "weir dagfile "+opts.DagfilePath),
+		Header:      header(target, opts), Schedule: f.Schedule, Cron: f.Cron(),
+		WeirBin: opts.WeirBin, Image: opts.Image, Secret: opts.Secret,
+		Kubernetes:  target == "airflow" && opts.Operator == OperatorKubernetes,
+		LockRetries: LockRetries, ExitLocked: ExitLocked, ExitBadInput: ExitBadInput}
+	if err := v.addTasks(f, sel, opts); err != nil {
+		return nil, err
+	}
+	if target == "dagster" {
+		v.dagsterKeys()
+	}
+	return v, nil
+}
+
+var assetPartRE = regexp.MustCompile(`[^A-Za-z0-9_]`)
+
+// dagsterKeys makes asset key parts valid Dagster names: other characters
+// become _ (files:in/orders.csv → ["files", "in_orders_csv"]).
+func (v *view) dagsterKeys() {
+	fix := func(parts []string) {
+		for i, p := range parts {
+			parts[i] = assetPartRE.ReplaceAllString(p, "_")
+		}
+	}
+	for _, t := range v.Tasks {
+		for _, s := range t.Sinks {
+			fix(s.Parts)
+		}
+		for _, k := range t.DepKeys {
+			fix(k)
+		}
+	}
+}
+
+// addTasks fills Tasks (in dependency order), Edges, Tags and AllVars.
+func (v *view) addTasks(f *dagfile.File, sel []*dagfile.Task, opts Options) error {
+	picked := map[string]*dagfile.Task{}
+	for _, t := range sel {
+		picked[t.Name] = t
+	}
+	kube := map[string]string{}
+	tags := []string{"weir"}
+	for _, t := range f.Order() {
+		if picked[t.Name] == nil {
+			continue
+		}
+		tv := newTaskView(f, t, picked, opts)
+		if other, dup := kube[tv.KubeName]; dup {
+			return fmt.Errorf("tasks %s and %s have the same Kubernetes name %s: rename one", other, t.Name, tv.KubeName)
+		}
+		kube[tv.KubeName] = t.Name
+		v.Tasks = append(v.Tasks, tv)
+		tags = append(tags, t.Tags...)
+		v.AllVars = append(v.AllVars, tv.Vars...)
+		for _, u := range tv.Upstream {
+			v.Edges = append(v.Edges, edge{From: u, To: t.Name})
+		}
+	}
+	v.Tags, v.AllVars = uniq(tags), uniq(v.AllVars)
+	slices.SortFunc(v.Edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
+	return nil
+}
+
+// newTaskView builds the view of one selected task.
+func newTaskView(f *dagfile.File, t *dagfile.Task, picked map[string]*dagfile.Task, opts Options) *taskView {
+	a := args(t.Name, opts.DagfilePath)
+	tv := &taskView{Name: t.Name, KubeName: kubeName(t.Name), Func: "weir_" + t.Name, Kind: string(t.Kind),
+		Doc: doc(t), Args: a, Shell: shellJoin(append([]string{opts.WeirBin}, a...)),
+		Retries: t.Retries, TotalRetries: t.Retries + LockRetries,
+		RetryDelay: seconds(t.RetryDelay.Seconds()), Timeout: seconds(t.Timeout.Seconds()),
+		Pool: t.Pool, Tags: t.Tags, Vars: f.Vars(t)}
+	tv.TimeoutPy = "None"
+	if tv.Timeout > 0 {
+		tv.TimeoutPy = strconv.Itoa(tv.Timeout)
+	}
+	tv.RetryExpr = retryExpr(t.Retries)
+	for _, s := range t.Sinks() {
+		tv.Sinks = append(tv.Sinks, sinkView{Parts: s.Parts(), URI: "weir://" + s.Conn + "/" + s.Name()})
+	}
+	for _, u := range t.Upstream {
+		if up := picked[u]; up != nil {
+			tv.Upstream = append(tv.Upstream, u)
+			tv.UpstreamKube = append(tv.UpstreamKube, kubeName(u))
+			tv.DepKeys = append(tv.DepKeys, depKeys(t, up)...)
+		}
+	}
+	slices.SortFunc(tv.DepKeys, slices.Compare)
+	tv.DepKeys = slices.CompactFunc(tv.DepKeys, slices.Equal)
+	return tv
+}
+
+// depKeys returns the asset keys of up that t depends on: the tables of up
+// that t reads, else (an explicit dep) every table up writes.
+func depKeys(t, up *dagfile.Task) [][]string {
+	var read, all [][]string
+	for _, w := range up.Sinks() {
+		all = append(all, w.Parts())
+		for _, s := range t.Sources() {
+			if strings.EqualFold(s.String(), w.String()) {
+				read = append(read, w.Parts())
+			}
+		}
+	}
+	if len(read) > 0 {
+		return read
+	}
+	return all
+}
+
+// retryExpr is the Argo retry expression: exit 75 always, exit 2 never,
+// anything else while fewer than retries retries were made.
+func retryExpr(retries int) string {
+	locked := fmt.Sprintf("asInt(lastRetry.exitCode) == %d", ExitLocked)
+	if retries == 0 {
+		return locked
+	}
+	return fmt.Sprintf("%s || (asInt(lastRetry.exitCode) != %d && asInt(retries) < %d)", locked, ExitBadInput, retries)
+}
+
+// doc describes a task for the orchestrator's UI.
+func doc(t *dagfile.Task) string {
+	var sinks []string
+	for _, s := range t.Sinks() {
+		sinks = append(sinks, s.String())
+	}
+	d := fmt.Sprintf("weir %s task %s: writes %s", t.Kind, t.Name, strings.Join(sinks, ", "))
+	if t.Description != "" {
+		d = t.Description + " (" + d + ")"
+	}
+	return d
+}
+
+// header is the comment at the top of each file.
+func header(target string, o Options) []string {
+	cmd := []string{"weir", "generate", target, "-f", o.DagfilePath, "-o", or(o.OutDir, "DIR")}
+	if target == "airflow" && o.Operator != OperatorBash {
+		cmd = append(cmd, "--operator", o.Operator)
+	}
+	if (target == "argo" || o.Operator == OperatorKubernetes) && o.Image != DefaultImage {
+		cmd = append(cmd, "--image", o.Image)
+	}
+	if o.WeirBin != DefaultWeirBin {
+		cmd = append(cmd, "--weir-bin", o.WeirBin)
+	}
+	if (target == "argo" || o.Operator == OperatorKubernetes) && o.Secret != DefaultSecret {
+		cmd = append(cmd, "--secret", o.Secret)
+	}
+	if len(o.Select) > 0 {
+		cmd = append(cmd, "--select", strings.Join(o.Select, ","))
+	}
+	return []string{
+		"Generated by weir from " + o.DagfilePath + ". Do not edit: regenerate with",
+		"  " + shellJoin(cmd),
+	}
+}
+
+func seconds(s float64) int { return int(s + 0.5) }
+
+func uniq(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// kubeName turns a dagfile name into a DNS-1123 label: _ becomes -.
+func kubeName(name string) string {
+	return strings.Trim(strings.ReplaceAll(name, "_", "-"), "-")
+}
