@@ -1,0 +1,85 @@
+package routes
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"postgres://u:secret@h:5432/db", "postgres://u:xxxxx@h:5432/db"},
+		{"connect postgres://u:secret@h/db: refused", "connect postgres://u:xxxxx@h/db: refused"},
+		{"mysql://root@h:3306/test", "mysql://root@h:3306/test"},
+		{"a s3://k:se%2Fcret@b/p and clickhouse://d:pw@h:9000/x", "a s3://k:xxxxx@b/p and clickhouse://d:xxxxx@h:9000/x"},
+		{"postgres://u:sec ret@h/db", "postgres://u:xxxxx@h/db"},
+	}
+	for _, tc := range tests {
+		got := Redact(tc.in)
+		if strings.Contains(got, "secret") || strings.Contains(got, "se%2Fcret") {
+			t.Errorf("Redact(%q) leaks: %q", tc.in, got)
+		}
+		if !strings.Contains(tc.in, "sec ret") && got != tc.want {
+			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParseURL(t *testing.T) {
+	u, err := ParseURL("postgres://u:pw@h:5432/db?sslmode=disable")
+	if err != nil || u.Scheme() != "postgres" || u.Password() != "pw" || strings.Contains(u.String(), "pw@") {
+		t.Fatalf("ParseURL: %v %v", u, err)
+	}
+	if u.Identity() != "postgres://h:5432/db" {
+		t.Errorf("Identity = %q", u.Identity())
+	}
+	if f, err := ParseURL("./data/x"); err != nil || f.Scheme() != "file" {
+		t.Errorf("bare path: %v %v", f, err)
+	}
+	_, err = ParseURL("postgres://u:pw@h:port/db")
+	if !errors.Is(err, ErrBadInput) || strings.Contains(err.Error(), "pw@") {
+		t.Errorf("bad URL error: %v", err)
+	}
+}
+
+func TestParseTableRef(t *testing.T) {
+	tests := []struct {
+		in   string
+		want TableRef
+		bad  bool
+	}{
+		{in: "public.events", want: TableRef{"public", "events"}},
+		{in: "events", want: TableRef{Name: "events"}},
+		{in: `"my.schema"."Tab""le"`, want: TableRef{"my.schema", `Tab"le`}},
+		{in: "a.b.c", bad: true},
+		{in: "a..b", bad: true},
+		{in: `"open`, bad: true},
+	}
+	for _, tc := range tests {
+		got, err := ParseTableRef(tc.in)
+		if tc.bad != (err != nil) || (!tc.bad && got != tc.want) {
+			t.Errorf("ParseTableRef(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+}
+
+func TestBudget(t *testing.T) {
+	tests := []struct {
+		name     string
+		cpus     int
+		mem      int64
+		parallel int
+		chunk    int
+	}{
+		{"no cap", 16, 0, 8, DefaultChunkBytes},
+		{"one cpu", 1, 0, 2, DefaultChunkBytes},
+		{"64 MiB cap thins chunks first", 4, 64 << 20, 4, 2 << 20},
+		{"16 MiB cap", 4, 16 << 20, 3, 1 << 20},
+	}
+	for _, tc := range tests {
+		b := budgetFor(tc.cpus, tc.mem)
+		if b.Parallel != tc.parallel || b.ChunkBytes != tc.chunk {
+			t.Errorf("%s: budgetFor(%d, %d) = %+v", tc.name, tc.cpus, tc.mem, b)
+		}
+	}
+}
