@@ -14,7 +14,7 @@ import (
 // integer column, any timestamp unit, …) convert with a range check.
 
 var (
-	errUnsupported = errors.New("no binary encoding for this pair")
+	errNoEncoding = errors.New("no binary encoding for this pair")
 	errIntRange    = errors.New("integer out of range of the column's type")
 	errUUIDText    = errors.New("invalid uuid text")
 	errCharText    = errors.New(`"char" holds one byte`)
@@ -40,7 +40,7 @@ func encoderFor(spec pgTypeSpec, t arrow.DataType) (encodeFunc, error) {
 	if isTextKind(spec.kind) {
 		return encValueStr, nil // the text form of anything else
 	}
-	return nil, errUnsupported
+	return nil, errNoEncoding
 }
 
 func isTextKind(k pgKind) bool {

@@ -220,7 +220,7 @@ func encDuration(unit arrow.TimeUnit) encodeFunc {
 func listEncoder(spec pgTypeSpec, t arrow.DataType) (encodeFunc, error) {
 	lt, ok := t.(arrow.ListLikeType)
 	if !ok || spec.kind == kindUnknown {
-		return nil, errUnsupported
+		return nil, errNoEncoding
 	}
 	elem, err := encoderFor(spec.elem(), lt.Elem())
 	if err != nil {

@@ -180,8 +180,8 @@ func encodeAll(t *testing.T, cols []routes.Column, batches []arrow.RecordBatch) 
 	return &buf
 }
 
-// column returns batch b's column named name.
-func column(t *testing.T, b arrow.RecordBatch, name string) arrow.Array {
+// batchColumn returns batch b's column named name.
+func batchColumn(t *testing.T, b arrow.RecordBatch, name string) arrow.Array {
 	t.Helper()
 	idx := b.Schema().FieldIndices(name)
 	if len(idx) != 1 {

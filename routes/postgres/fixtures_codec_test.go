@@ -71,7 +71,7 @@ const allTypesRows = 1000
 func rowOf(t *testing.T, batches []arrow.RecordBatch, id int32) (arrow.RecordBatch, int) {
 	t.Helper()
 	for _, b := range batches {
-		ids := column(t, b, "id").(*array.Int32)
+		ids := batchColumn(t, b, "id").(*array.Int32)
 		for i := range ids.Len() {
 			if ids.Value(i) == id {
 				return b, i
@@ -141,9 +141,9 @@ func tsString(us int64) string {
 // lists in Arrow's format).
 func checkRow(t *testing.T, b arrow.RecordBatch, i int, want map[string]any) {
 	t.Helper()
-	id := column(t, b, "id").(*array.Int32).Value(i)
+	id := batchColumn(t, b, "id").(*array.Int32).Value(i)
 	for name, w := range want {
-		a := column(t, b, name)
+		a := batchColumn(t, b, name)
 		if a.IsNull(i) {
 			t.Errorf("row %d %s: NULL, want %v", id, name, w)
 			continue

@@ -164,8 +164,9 @@ func (s *stream) startDecode() {
 			}
 		})
 		err := s.copyOut(ctx, dec)
-		if err == nil {
-			err = dec.Close()
+		// Close always: it frees the builders even when the copy failed.
+		if cerr := dec.Close(); err == nil {
+			err = cerr
 		}
 		s.err = s.wrap(err)
 	}()
