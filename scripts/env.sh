@@ -1,0 +1,17 @@
+# shellcheck shell=bash
+# scripts/env.sh — where the integration tests find their servers.
+# Sourced by scripts/test.sh; developers can `source scripts/env.sh` and then run
+# `go test` by hand. Values already set in the environment are kept.
+# The servers themselves are brought up by scripts/services.sh.
+
+export WEIR_TEST_PG="${WEIR_TEST_PG:-postgres://root@127.0.0.1:5432/test?sslmode=disable}"
+export WEIR_TEST_MYSQL="${WEIR_TEST_MYSQL:-mysql://root@127.0.0.1:3306/test}"
+export WEIR_TEST_CLICKHOUSE="${WEIR_TEST_CLICKHOUSE:-clickhouse://default@127.0.0.1:9000/default}"
+export WEIR_TEST_CLICKHOUSE_HTTP="${WEIR_TEST_CLICKHOUSE_HTTP:-clickhouse+http://default@127.0.0.1:8123/default}"
+
+# DuckDB's Arrow interface (duckdb-go NewArrowFromConn) needs this build tag;
+# every go command of the project builds with it.
+case " ${GOFLAGS:-} " in
+*duckdb_arrow*) ;;
+*) export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=duckdb_arrow" ;;
+esac

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# scripts/test.sh — the one test command (locally and in CI via .ci/run).
+#
+#   scripts/test.sh                      services, build, vet, gofmt, go test ./...
+#   scripts/test.sh -run X ./routes/...  the same, but go test gets these args
+#                                        instead of ./...
+#
+# Brings the local servers up (scripts/services.sh: PostgreSQL, MariaDB,
+# ClickHouse), exports where the tests find them (scripts/env.sh), then checks.
+# With CI=true a test whose server is missing fails instead of skipping.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "services"
+bash scripts/services.sh
+
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
+command -v go >/dev/null || export PATH="/usr/local/go/bin:$PATH"
+export CGO_ENABLED="${CGO_ENABLED:-1}" # DuckDB needs cgo
+
+step "go build ./...  (GOFLAGS=$GOFLAGS)"
+go build ./...
+
+step "go vet ./..."
+go vet ./...
+
+step "gofmt -l ."
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+	printf 'gofmt: these files need formatting (run gofmt -w):\n%s\n' "$unformatted" >&2
+	exit 1
+fi
+
+if [ "$#" -gt 0 ]; then
+	step "go test -count=1 -timeout 60m $*"
+	exec go test -count=1 -timeout 60m "$@"
+fi
+step "go test -count=1 -timeout 60m ./..."
+exec go test -count=1 -timeout 60m ./...
