@@ -13,10 +13,12 @@ func TestRedact(t *testing.T) {
 		{"mysql://root@h:3306/test", "mysql://root@h:3306/test"},
 		{"a s3://k:se%2Fcret@b/p and clickhouse://d:pw@h:9000/x", "a s3://k:xxxxx@b/p and clickhouse://d:xxxxx@h:9000/x"},
 		{"postgres://u:sec ret@h/db", "postgres://u:xxxxx@h/db"},
+		{"s3://b/p?endpoint=http://h&secret_access_key=mysecretval&region=x", "s3://b/p?endpoint=http://h&secret_access_key=xxxxx&region=x"},
+		{"bigquery://p/d?credentials_json=mysecretval", "bigquery://p/d?credentials_json=xxxxx"},
 	}
 	for _, tc := range tests {
 		got := Redact(tc.in)
-		if strings.Contains(got, "secret") || strings.Contains(got, "se%2Fcret") {
+		if strings.Contains(got, ":secret") || strings.Contains(got, "secretval") || strings.Contains(got, "se%2Fcret") {
 			t.Errorf("Redact(%q) leaks: %q", tc.in, got)
 		}
 		if !strings.Contains(tc.in, "sec ret") && got != tc.want {

@@ -65,9 +65,15 @@ func (u *URL) Identity() string {
 
 var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
 
-// Redact replaces the password of every URL inside s with xxxxx. Use it on any
-// message that may carry a URL.
+// secretParam matches query parameters that carry credentials
+// (?password=, &secret_access_key=, ?token=, ?credentials_json=).
+var secretParam = regexp.MustCompile(`(?i)([?&](?:[a-z_]*(?:password|passwd|secret|token|credentials)[a-z_]*)=)[^&\s#"']+`)
+
+// Redact replaces the password of every URL inside s, and the values of
+// credential query parameters, with xxxxx. Use it on any message that may
+// carry a URL.
 func Redact(s string) string {
+	s = secretParam.ReplaceAllString(s, "${1}xxxxx")
 	return urlInText.ReplaceAllStringFunc(s, func(m string) string {
 		u, err := url.Parse(m)
 		if err != nil || u.User == nil {
