@@ -21,14 +21,20 @@ type Route struct {
 
 // implementedRoutes are the pairs that move rows today.
 var implementedRoutes = map[[2]string]bool{
-	{"postgres", "postgres"}: true,
+	{"postgres", "postgres"}:     true,
+	{"postgres", "clickhouse"}:   true,
+	{"clickhouse", "clickhouse"}: true,
+	{"clickhouse", "postgres"}:   true,
+	{"mysql", "mysql"}:           true,
+	{"mysql", "postgres"}:        true,
+	{"postgres", "mysql"}:        true,
+	{"mysql", "clickhouse"}:      true,
+	{"clickhouse", "mysql"}:      true,
 }
 
 // deferReasons: why a source or destination is not there yet. A pair is
 // deferred with its source's reason, else its destination's.
 var deferReasons = map[string]string{
-	"mysql":      "MySQL/MariaDB route not built yet (issue: MySQL route and incremental modes)",
-	"clickhouse": "ClickHouse route not built yet (issue: ClickHouse route)",
 	"iceberg":    "Iceberg route not built yet (issue: lake destinations and Iceberg)",
 	"s3":         "object-store route not built yet (issue: lake destinations)",
 	"gcs":        "object-store route not built yet (issue: lake destinations)",

@@ -11,6 +11,8 @@ import (
 	"github.com/weirhq/weir"
 	"github.com/weirhq/weir/routes"
 	_ "github.com/weirhq/weir/routes/all"
+	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
+	"github.com/weirhq/weir/routes/mysql/mysqltest"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
 )
@@ -23,7 +25,9 @@ var fixtures = map[string]struct {
 	new  func(t *testing.T) routestest.Fixture
 	caps routestest.Caps
 }{
-	"postgres": {func(t *testing.T) routestest.Fixture { return postgrestest.New(t) }, routestest.Caps{Append: true, Merge: true}},
+	"postgres":   {func(t *testing.T) routestest.Fixture { return postgrestest.New(t) }, routestest.Caps{Append: true, Merge: true}},
+	"clickhouse": {func(t *testing.T) routestest.Fixture { return clickhousetest.New(t) }, routestest.Caps{Append: true}},
+	"mysql":      {func(t *testing.T) routestest.Fixture { return mysqltest.New(t) }, routestest.Caps{Append: true, Merge: true}},
 }
 
 // TestRoutesMatrix runs the conformance cell for every implemented pair

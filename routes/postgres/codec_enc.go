@@ -15,9 +15,9 @@ import (
 
 var (
 	errNoEncoding = errors.New("no binary encoding for this pair")
-	errIntRange    = errors.New("integer out of range of the column's type")
-	errUUIDText    = errors.New("invalid uuid text")
-	errCharText    = errors.New(`"char" holds one byte`)
+	errIntRange   = errors.New("integer out of range of the column's type")
+	errUUIDText   = errors.New("invalid uuid text")
+	errCharText   = errors.New(`"char" holds one byte`)
 )
 
 // encoderFor returns the encoder of Arrow type t into a column of spec.

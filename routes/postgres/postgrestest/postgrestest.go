@@ -104,7 +104,7 @@ func (f *Fixture) Read(t testing.TB, ctx context.Context, name string) ([]routes
 	if !exists {
 		return nil, false
 	}
-	rows, err := f.Pool.Query(ctx, fmt.Sprintf(`SELECT id, name, amount::text, ts, flag FROM %s ORDER BY id`, f.Ref(name)))
+	rows, err := f.Pool.Query(ctx, fmt.Sprintf(`SELECT id, name, amount::text, ts, flag::text::boolean FROM %s ORDER BY id`, f.Ref(name)))
 	if err != nil {
 		t.Fatalf("read %s: %v", name, err)
 	}

@@ -1,0 +1,249 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Read opens one pipe over a range, started lazily by the first Next
+// (Native blocks decoded into Arrow) or, when the HTTP interface answers,
+// WriteTo (the Native bytes of SELECT … FORMAT Native, untouched).
+func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOptions) (routes.Stream, error) {
+	cols := selectColumns(r.Table, opts.Columns)
+	if len(cols) == 0 {
+		return nil, routes.BadInput("%s: no columns selected", r.Table.Ref)
+	}
+	where, err := whereClause(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	if opts.ChunkBytes <= 0 {
+		opts.ChunkBytes = routes.DefaultChunkBytes
+	}
+	s := &stream{ctx: ctx, e: e, info: r.Table, cols: cols, opts: opts, where: where,
+		schema: (&routes.TableInfo{Columns: cols, Scheme: r.Table.Scheme}).Schema()}
+	s.refs.Store(1)
+	if e.relayReady(ctx) {
+		return &relayStream{stream: s}, nil
+	}
+	return s, nil
+}
+
+func selectColumns(info *routes.TableInfo, only []string) []routes.Column {
+	if only == nil {
+		return info.Columns
+	}
+	var cols []routes.Column
+	for _, c := range info.Columns {
+		for _, o := range only {
+			if c.Name == o {
+				cols = append(cols, c)
+			}
+		}
+	}
+	return cols
+}
+
+func whereClause(r routes.Range, opts routes.ReadOptions) (string, error) {
+	where := r.Predicate
+	if where == "" {
+		where = "1"
+	}
+	if opts.After == "" && opts.Until == "" {
+		return where, nil
+	}
+	c, ok := r.Table.Column(opts.Cursor)
+	if !ok {
+		return "", &routes.ProbeError{Table: r.Table.Ref.String(), Column: opts.Cursor, Problem: "cursor column does not exist", Hint: "name an existing column with --cursor"}
+	}
+	if opts.After != "" {
+		where += fmt.Sprintf(" AND %s > %s", quoteIdent(c.Name), cursorLiteral(c, opts.After))
+	}
+	if opts.Until != "" {
+		where += fmt.Sprintf(" AND %s <= %s", quoteIdent(c.Name), cursorLiteral(c, opts.Until))
+	}
+	return where, nil
+}
+
+// stream is one range read as Arrow batches.
+type stream struct {
+	ctx    context.Context // the Read call's context: RecordReader has no ctx parameter
+	e      *Endpoint
+	info   *routes.TableInfo
+	cols   []routes.Column
+	opts   routes.ReadOptions
+	where  string
+	schema *arrow.Schema
+
+	refs    atomic.Int64
+	rows    atomic.Int64
+	bytes   atomic.Int64
+	started sync.Once
+	cancel  context.CancelFunc
+	batches chan arrow.RecordBatch
+	done    chan struct{}
+	err     error // set before done is closed
+	cur     arrow.RecordBatch
+}
+
+var _ routes.Counter = (*stream)(nil)
+
+func (s *stream) Schema() *arrow.Schema { return s.schema }
+func (s *stream) Rows() int64           { return s.rows.Load() }
+func (s *stream) Bytes() int64          { return s.bytes.Load() }
+func (s *stream) Retain()               { s.refs.Add(1) }
+
+// sql selects the columns as exprs renders them, in blocks sized so one
+// holds about a chunk.
+func (s *stream) sql(exprs func(routes.Column) string) string {
+	list := make([]string, len(s.cols))
+	for i, c := range s.cols {
+		list[i] = exprs(c)
+	}
+	block := min(max(s.opts.ChunkBytes/(16*len(s.cols)), 1024), 65536)
+	return fmt.Sprintf("SELECT %s FROM %s WHERE %s SETTINGS max_block_size = %d",
+		strings.Join(list, ", "), ident(s.info.Ref), s.where, block)
+}
+
+func rawExpr(c routes.Column) string { return quoteIdent(c.Name) }
+
+// Release frees the stream at its last reference: stops the query if it
+// is still running and drops undelivered batches.
+func (s *stream) Release() {
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	if s.cancel != nil {
+		s.cancel()
+		for b := range s.batches {
+			b.Release()
+		}
+		<-s.done
+	}
+	s.releaseCur()
+}
+
+func (s *stream) releaseCur() {
+	if s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
+}
+
+// Next decodes the next batch; false at the end or on error (see Err).
+func (s *stream) Next() bool {
+	s.started.Do(s.startDecode)
+	s.releaseCur()
+	b, ok := <-s.batches
+	if !ok {
+		<-s.done
+		return false
+	}
+	s.cur = b
+	return true
+}
+
+func (s *stream) RecordBatch() arrow.RecordBatch { return s.cur }
+
+// Record is the deprecated name of RecordBatch, kept for the interface.
+func (s *stream) Record() arrow.RecordBatch { return s.cur }
+
+func (s *stream) Err() error {
+	select {
+	case <-s.done:
+		return s.err
+	default:
+		return nil
+	}
+}
+
+func (s *stream) startDecode() {
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.cancel = cancel
+	s.batches = make(chan arrow.RecordBatch, 1)
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		defer close(s.batches)
+		b := newBatcher(s.opts.Allocator, s.schema, s.opts.ChunkBytes, s.send)
+		defer b.release()
+		err := s.e.conn.query(ctx, s.sql(selectExpr), b)
+		if err == nil {
+			err = b.flush(ctx)
+		}
+		s.err = s.wrap(err)
+	}()
+}
+
+func (s *stream) send(ctx context.Context, b arrow.RecordBatch, bytes int64) error {
+	s.rows.Add(b.NumRows())
+	s.bytes.Add(bytes)
+	select {
+	case s.batches <- b:
+		return nil
+	case <-ctx.Done():
+		b.Release()
+		return ctx.Err()
+	}
+}
+
+func (s *stream) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if s.ctx.Err() != nil {
+		return s.ctx.Err()
+	}
+	return fmt.Errorf("read %s: %w", s.info.Ref, err)
+}
+
+// relayStream is a stream that can also hand over Native bytes.
+type relayStream struct{ *stream }
+
+var _ routes.NativeStream = (*relayStream)(nil)
+
+func (s *relayStream) Format() string { return NativeFormat }
+
+// WriteTo copies SELECT … FORMAT Native to w untouched, counting rows as
+// the bytes pass (block headers are parsed, column data skipped).
+func (s *relayStream) WriteTo(w io.Writer) (int64, error) {
+	s.started.Do(func() {
+		s.done = make(chan struct{})
+		defer close(s.done)
+		s.err = s.wrap(s.relay(w))
+	})
+	return s.bytes.Load(), s.err
+}
+
+func (s *relayStream) relay(w io.Writer) error {
+	body, err := s.e.http.selectNative(s.ctx, s.sql(rawExpr))
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	cw := &atomicCountWriter{w: w, n: &s.bytes}
+	return scanNative(io.TeeReader(body, cw), &s.rows)
+}
+
+type atomicCountWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c *atomicCountWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}

@@ -1,0 +1,163 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	driver "github.com/go-sql-driver/mysql"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Scheme is the URL scheme of this route; "mariadb" is an alias.
+const Scheme = "mysql"
+
+// SchemeMariaDB is the alias scheme for MariaDB servers.
+const SchemeMariaDB = "mariadb"
+
+func init() {
+	routes.Register(Scheme, open)
+	routes.Register(SchemeMariaDB, open)
+}
+
+// Endpoint is a MySQL or MariaDB database as a source and a destination.
+type Endpoint struct {
+	db     *sql.DB
+	url    *routes.URL
+	dbName string // the URL's database: the default for unqualified tables
+	opts   options
+	flavor flavor
+}
+
+var (
+	_ routes.Source       = (*Endpoint)(nil)
+	_ routes.Destination  = (*Endpoint)(nil)
+	_ routes.StateReader  = (*Endpoint)(nil)
+	_ routes.CursorSource = (*Endpoint)(nil)
+	_ routes.TableLister  = (*Endpoint)(nil)
+)
+
+// maxConns leaves room for the widest budget plus lock connections.
+const maxConns = 40
+
+// sessionParams are set on every connection: UTC for TIMESTAMP columns,
+// strict writes that keep a 0 in an AUTO_INCREMENT column, and network
+// timeouts long enough for a pipe whose other end stalls (a slow
+// destination behind a streaming SELECT, a slow source behind LOAD DATA).
+var sessionParams = map[string]string{
+	"time_zone":         "'+00:00'",
+	"sql_mode":          "'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,NO_AUTO_VALUE_ON_ZERO'",
+	"net_write_timeout": "3600",
+	"net_read_timeout":  "3600",
+	"wait_timeout":      "86400",
+}
+
+func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
+	cfg, opts, err := config(u)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := driver.NewConnector(cfg)
+	if err != nil {
+		return nil, routes.BadInput("mysql URL %s: %s", u, routes.Scrub(err.Error(), u.Password()))
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(16)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	e := &Endpoint{db: db, url: u, dbName: cfg.DBName, opts: opts}
+	if err := e.detectFlavor(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect: %w", err) // routes.Open scrubs the text
+	}
+	return e, nil
+}
+
+// Close releases every connection.
+func (e *Endpoint) Close() error { return e.db.Close() }
+
+// flavor is what the server is: it picks the exact collation for staged
+// text and the spelling of a few statements.
+type flavor struct {
+	mariadb bool
+	version string
+}
+
+func (e *Endpoint) detectFlavor(ctx context.Context) error {
+	var v string
+	if err := e.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+		return err
+	}
+	e.flavor = flavor{mariadb: strings.Contains(strings.ToLower(v), "mariadb"), version: v}
+	return nil
+}
+
+// binCollation compares text byte by byte without padding, so no two
+// distinct source values collide in a key (MariaDB: utf8mb4_nopad_bin,
+// MySQL 8: utf8mb4_0900_bin, MySQL 5.7: utf8mb4_bin).
+func (f flavor) binCollation() string {
+	switch {
+	case f.mariadb:
+		return "utf8mb4_nopad_bin"
+	case strings.HasPrefix(f.version, "5."):
+		return "utf8mb4_bin"
+	}
+	return "utf8mb4_0900_bin"
+}
+
+// sourceID is the identity state is keyed by: endpoint without secrets + table.
+func (e *Endpoint) sourceID(t routes.TableRef) string {
+	return e.url.Identity() + "#" + t.String()
+}
+
+// qualify fills in the URL's database for an unqualified table.
+func (e *Endpoint) qualify(t routes.TableRef) (routes.TableRef, error) {
+	if t.Schema != "" {
+		return t, nil
+	}
+	if e.dbName == "" {
+		return t, routes.BadInput("table %s: the URL %s names no database; write database.table", t, e.url)
+	}
+	t.Schema = e.dbName
+	return t, nil
+}
+
+// ident quotes a table reference with backticks.
+func ident(t routes.TableRef) string {
+	if t.Schema == "" {
+		return quoteIdent(t.Name)
+	}
+	return quoteIdent(t.Schema) + "." + quoteIdent(t.Name)
+}
+
+func quoteIdent(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+}
+
+func joinIdents(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quoteIdent(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// quoteLiteral renders s as a string literal. Our sessions never set
+// NO_BACKSLASH_ESCAPES (see sessionParams), so backslashes escape.
+var literalEscaper = strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`, "\x1a", `\Z`)
+
+func quoteLiteral(s string) string {
+	return "'" + literalEscaper.Replace(s) + "'"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,234 @@
+package mysql
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Read opens one pipe: one streaming SELECT of the range on the text
+// protocol, started lazily by the first Next and decoded into Arrow.
+func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOptions) (routes.Stream, error) {
+	list, cols := selectList(r.Table, opts.Columns)
+	if len(cols) == 0 {
+		return nil, routes.BadInput("%s: no columns selected", r.Table.Ref)
+	}
+	where, err := whereClause(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	if opts.ChunkBytes <= 0 {
+		opts.ChunkBytes = routes.DefaultChunkBytes
+	}
+	s := &stream{
+		ctx: ctx, e: e, info: r.Table, cols: cols, opts: opts,
+		sql:    fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, ident(r.Table.Ref), where),
+		schema: (&routes.TableInfo{Columns: cols, Scheme: Scheme}).Schema(),
+	}
+	s.refs.Store(1)
+	return s, nil
+}
+
+// whereClause is the range's predicate and the watermark bounds:
+// cursor > After AND cursor <= Until.
+func whereClause(r routes.Range, opts routes.ReadOptions) (string, error) {
+	where := r.Predicate
+	if where == "" {
+		where = "TRUE"
+	}
+	bounds := []struct{ op, v string }{{">", opts.After}, {"<=", opts.Until}}
+	for _, b := range bounds {
+		if b.v == "" {
+			continue
+		}
+		lit, err := cursorLiteral(r.Table, opts.Cursor, b.v)
+		if err != nil {
+			return "", err
+		}
+		where += fmt.Sprintf(" AND %s %s %s", quoteIdent(opts.Cursor), b.op, lit)
+	}
+	return where, nil
+}
+
+// stream is one SELECT pipe decoded into Arrow by a goroutine, one batch
+// ahead of the consumer.
+type stream struct {
+	ctx    context.Context // the Read call's context: RecordReader has no ctx parameter
+	e      *Endpoint
+	info   *routes.TableInfo
+	cols   []routes.Column
+	opts   routes.ReadOptions
+	sql    string
+	schema *arrow.Schema
+
+	refs    atomic.Int64
+	rows    atomic.Int64
+	bytes   atomic.Int64
+	started sync.Once
+	cancel  context.CancelFunc
+	batches chan arrow.RecordBatch
+	done    chan struct{}
+	err     error // set before done is closed
+	cur     arrow.RecordBatch
+}
+
+var _ routes.Counter = (*stream)(nil)
+
+func (s *stream) Schema() *arrow.Schema { return s.schema }
+func (s *stream) Rows() int64           { return s.rows.Load() }
+func (s *stream) Bytes() int64          { return s.bytes.Load() }
+func (s *stream) Retain()               { s.refs.Add(1) }
+
+// Release frees the stream at its last reference: stops the SELECT if it is
+// still running and drops undelivered batches.
+func (s *stream) Release() {
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	if s.cancel != nil {
+		s.cancel()
+		for b := range s.batches {
+			b.Release()
+		}
+		<-s.done
+	}
+	s.releaseCur()
+}
+
+func (s *stream) releaseCur() {
+	if s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
+}
+
+// Next decodes the next batch; false at the end or on error (see Err).
+func (s *stream) Next() bool {
+	s.started.Do(s.start)
+	s.releaseCur()
+	b, ok := <-s.batches
+	if !ok {
+		<-s.done
+		return false
+	}
+	s.cur = b
+	return true
+}
+
+func (s *stream) RecordBatch() arrow.RecordBatch { return s.cur }
+
+// Record is the deprecated name of RecordBatch, kept for the interface.
+func (s *stream) Record() arrow.RecordBatch { return s.cur }
+
+func (s *stream) Err() error {
+	select {
+	case <-s.done:
+		return s.err
+	default:
+		return nil
+	}
+}
+
+func (s *stream) start() {
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.cancel = cancel
+	s.batches = make(chan arrow.RecordBatch, 1)
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		defer close(s.batches)
+		s.err = s.wrap(s.run(ctx))
+	}()
+}
+
+func (s *stream) run(ctx context.Context) error {
+	dec := newDecoder(s.info.Ref.String(), s.cols, s.schema, s.opts.Allocator, s.opts.ChunkBytes, s.e.opts, func(b arrow.RecordBatch) error {
+		s.rows.Add(b.NumRows())
+		select {
+		case s.batches <- b:
+			return nil
+		case <-ctx.Done():
+			b.Release()
+			return ctx.Err()
+		}
+	})
+	defer dec.Release()
+	if err := s.query(ctx, dec); err != nil {
+		return err
+	}
+	return dec.Close()
+}
+
+// query runs the SELECT on a connection of its own and feeds every row to
+// the decoder. It talks to the driver directly (database/sql's Scan would
+// convert each value once more): the driver streams rows off the socket,
+// so only one packet is in memory at a time.
+func (s *stream) query(ctx context.Context, dec *decoder) error {
+	conn, err := s.e.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		q, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("driver connection %T cannot query", dc)
+		}
+		qctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		rows, err := q.QueryContext(qctx, s.sql, nil)
+		if err != nil {
+			return err
+		}
+		if err = s.scan(rows, dec); err != nil {
+			cancel() // drop the connection rather than drain the rest of the result
+		}
+		rows.Close()
+		return err
+	})
+}
+
+func (s *stream) scan(rows driver.Rows, dec *decoder) error {
+	vals := make([]driver.Value, len(s.cols))
+	before := int64(0)
+	for {
+		err := rows.Next(vals)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := dec.appendRow(vals); err != nil {
+			return err
+		}
+		s.bytes.Add(dec.bytes - before)
+		before = dec.bytes
+	}
+}
+
+func (s *stream) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if s.ctx.Err() != nil {
+		return s.ctx.Err()
+	}
+	var pe *routes.ProbeError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("read %s: %w", s.info.Ref, err)
+}

@@ -1,0 +1,142 @@
+package mysql
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// temporalEncoder covers dates, times, timestamps, durations and
+// intervals; nil for other arrays.
+func temporalEncoder(arr arrow.Array) (valueFunc, error) {
+	switch a := arr.(type) {
+	case *array.Date32:
+		return func(buf []byte, i int) ([]byte, error) { return appendDate(buf, int64(a.Value(i))) }, nil
+	case *array.Date64:
+		return func(buf []byte, i int) ([]byte, error) { return appendDate(buf, floorDiv(int64(a.Value(i)), 86400e3)) }, nil
+	case *array.Time32:
+		per := unitMicros(a.DataType().(*arrow.Time32Type).Unit)
+		return func(buf []byte, i int) ([]byte, error) { return appendClock(buf, int64(a.Value(i))*per), nil }, nil
+	case *array.Time64:
+		return microsEncoder(a.DataType().(*arrow.Time64Type).Unit, func(i int) int64 { return int64(a.Value(i)) }, clockText)
+	case *array.Timestamp:
+		return microsEncoder(a.DataType().(*arrow.TimestampType).Unit, func(i int) int64 { return int64(a.Value(i)) }, appendDatetime)
+	case *array.Duration:
+		return microsEncoder(a.DataType().(*arrow.DurationType).Unit, func(i int) int64 { return int64(a.Value(i)) }, clockText)
+	}
+	return intervalEncoder(arr), nil
+}
+
+func clockText(buf []byte, us int64) ([]byte, error) { return appendClock(buf, us), nil }
+
+// unitMicros is how many microseconds one unit holds (0 for nanoseconds).
+func unitMicros(u arrow.TimeUnit) int64 {
+	switch u {
+	case arrow.Second:
+		return 1e6
+	case arrow.Millisecond:
+		return 1e3
+	case arrow.Microsecond:
+		return 1
+	}
+	return 0
+}
+
+// microsEncoder converts a value in unit to microseconds, MySQL's finest
+// precision; a nanosecond value that does not fall on a microsecond is an
+// error, not a silent rounding.
+func microsEncoder(u arrow.TimeUnit, value func(int) int64, text func([]byte, int64) ([]byte, error)) (valueFunc, error) {
+	per := unitMicros(u)
+	return func(buf []byte, i int) ([]byte, error) {
+		v := value(i)
+		if per > 0 {
+			return text(buf, v*per)
+		}
+		if v%1000 != 0 {
+			return buf, fmt.Errorf("%d ns is finer than MySQL's microseconds", v)
+		}
+		return text(buf, v/1000)
+	}, nil
+}
+
+// intervalEncoder writes intervals as PostgreSQL prints them (IntervalStyle
+// postgres: "1 year 2 mons 3 days 04:05:06.5"), so a Postgres interval
+// compares equal to its interval::text after the trip.
+func intervalEncoder(arr arrow.Array) valueFunc {
+	switch a := arr.(type) {
+	case *array.MonthDayNanoInterval:
+		return func(buf []byte, i int) ([]byte, error) {
+			v := a.Value(i)
+			return appendInterval(buf, v.Months, v.Days, v.Nanoseconds/1000), nil
+		}
+	case *array.MonthInterval:
+		return func(buf []byte, i int) ([]byte, error) { return appendInterval(buf, int32(a.Value(i)), 0, 0), nil }
+	case *array.DayTimeInterval:
+		return func(buf []byte, i int) ([]byte, error) {
+			v := a.Value(i)
+			return appendInterval(buf, 0, v.Days, int64(v.Milliseconds)*1000), nil
+		}
+	}
+	return nil
+}
+
+// appendInterval follows PostgreSQL's EncodeInterval for INTSTYLE_POSTGRES.
+func appendInterval(buf []byte, months, days int32, us int64) []byte {
+	start := len(buf)
+	isBefore := false
+	part := func(v int64, unit string) {
+		if v == 0 {
+			return
+		}
+		if len(buf) > start {
+			buf = append(buf, ' ')
+		}
+		if isBefore && v > 0 {
+			buf = append(buf, '+')
+		}
+		buf = fmt.Appendf(buf, "%d %s", v, unit)
+		if v != 1 {
+			buf = append(buf, 's')
+		}
+		isBefore = v < 0
+	}
+	part(int64(months/12), "year")
+	part(int64(months%12), "mon")
+	part(int64(days), "day")
+	if len(buf) > start && us == 0 {
+		return buf
+	}
+	if len(buf) > start {
+		buf = append(buf, ' ')
+	}
+	switch {
+	case us < 0:
+		buf = append(buf, '-')
+		us = -us
+	case isBefore:
+		buf = append(buf, '+')
+	}
+	return appendPGClock(buf, us)
+}
+
+// appendPGClock writes HH:MM:SS with the fraction's trailing zeros dropped.
+func appendPGClock(buf []byte, us int64) []byte {
+	sec := us / 1e6
+	buf = appendPadded(buf, sec/3600, 2)
+	buf = append(buf, ':')
+	buf = appendPadded(buf, sec/60%60, 2)
+	buf = append(buf, ':')
+	buf = appendPadded(buf, sec%60, 2)
+	frac := us % 1e6
+	if frac == 0 {
+		return buf
+	}
+	digits := 6
+	for frac%10 == 0 {
+		frac /= 10
+		digits--
+	}
+	buf = append(buf, '.')
+	return appendPadded(buf, frac, digits)
+}

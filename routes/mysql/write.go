@@ -1,0 +1,160 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	driver "github.com/go-sql-driver/mysql"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Write streams one pipe into the staging table with LOAD DATA LOCAL
+// INFILE 'Reader::<name>': the driver asks a registered handler for an
+// io.Reader, which is the read end of a pipe the encoder writes Arrow
+// batches into as LOAD DATA text. Nothing touches the disk.
+//
+// LOAD DATA LOCAL turns data errors (truncation, a bad enum value, a
+// duplicate key) into warnings, because the server cannot stop the client
+// mid-file; Write reads the warnings afterwards and fails on any, so a
+// value is loaded exactly or not at all.
+func (st *stage) Write(ctx context.Context, s routes.Stream) (int64, error) {
+	q, err := st.loadSQL(s.Schema())
+	if err != nil {
+		return 0, err
+	}
+	name := fmt.Sprintf("weir_%s_%p_%d", st.opts.RunID, st, st.pipes.Add(1))
+	q = strings.Replace(q, "{reader}", "Reader::"+name, 1)
+	pr, pw := io.Pipe()
+	driver.RegisterReaderHandler(name, func() io.Reader { return pr })
+	defer driver.DeregisterReaderHandler(name)
+	produced := make(chan produceResult, 1)
+	go func() { produced <- produce(s, pw) }()
+	rows, lerr := st.load(ctx, q)
+	pr.CloseWithError(errLoadEnded)
+	p := <-produced
+	switch {
+	case p.err != nil && !errors.Is(p.err, errLoadEnded) && !errors.Is(p.err, io.ErrClosedPipe):
+		return 0, p.err
+	case lerr != nil && ctx.Err() != nil:
+		return 0, ctx.Err()
+	case lerr != nil:
+		return 0, fmt.Errorf("load into %s: %w", st.table, loadHint(lerr))
+	case rows != p.rows:
+		return 0, fmt.Errorf("load into %s: the server took %d of %d rows", st.table, rows, p.rows)
+	}
+	return rows, nil
+}
+
+var errLoadEnded = errors.New("load into staging ended")
+
+type produceResult struct {
+	rows int64
+	err  error
+}
+
+// produce encodes the stream into w and closes it: cleanly at the end, or
+// with the error, which the driver's read then reports.
+func produce(s routes.Stream, w *io.PipeWriter) produceResult {
+	enc := newEncoder(w)
+	err := func() error {
+		for s.Next() {
+			if err := enc.Encode(s.RecordBatch()); err != nil {
+				return err
+			}
+		}
+		if err := s.Err(); err != nil {
+			return err
+		}
+		return enc.Close()
+	}()
+	w.CloseWithError(err)
+	return produceResult{rows: enc.rows, err: err}
+}
+
+// loadSQL is the LOAD DATA statement for the stream's columns, with
+// {reader} standing for the reader's name.
+func (st *stage) loadSQL(schema *arrow.Schema) (string, error) {
+	var targets, sets []string
+	for i, f := range schema.Fields() {
+		c, ok := st.stagedColumn(f.Name)
+		if !ok {
+			return "", fmt.Errorf("load into %s: the stream has column %q, the staging table does not", st.table, f.Name)
+		}
+		target, set := c.loadTarget(i)
+		targets = append(targets, target)
+		if set != "" {
+			sets = append(sets, set)
+		}
+	}
+	q := fmt.Sprintf(`LOAD DATA LOCAL INFILE '{reader}' INTO TABLE %s CHARACTER SET binary
+FIELDS TERMINATED BY '\t' ENCLOSED BY '' ESCAPED BY '\\' LINES TERMINATED BY '\n' STARTING BY ''
+(%s)`, ident(st.table), strings.Join(targets, ", "))
+	if len(sets) > 0 {
+		q += " SET " + strings.Join(sets, ", ")
+	}
+	return q, nil
+}
+
+func (st *stage) stagedColumn(name string) (stagedColumn, bool) {
+	for _, c := range st.cols {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return stagedColumn{}, false
+}
+
+// load runs the statement on a connection of its own and fails on any
+// warning the load left.
+func (st *stage) load(ctx context.Context, q string) (int64, error) {
+	conn, err := st.e.db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	res, err := conn.ExecContext(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	if err := warnings(ctx, conn); err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// warnings turns the session's warnings into an error.
+func warnings(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, "SHOW WARNINGS LIMIT 5")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var level, code, msg string
+		if err := rows.Scan(&level, &code, &msg); err != nil {
+			return err
+		}
+		msgs = append(msgs, fmt.Sprintf("%s %s: %s", level, code, msg))
+	}
+	if err := rows.Err(); err != nil || len(msgs) == 0 {
+		return err
+	}
+	return fmt.Errorf("the server changed or skipped values (LOAD DATA reports data errors as warnings): %s", strings.Join(msgs, "; "))
+}
+
+// loadHint explains the errors a server with LOAD DATA LOCAL disabled gives.
+func loadHint(err error) error {
+	var me *driver.MySQLError
+	if errors.As(err, &me) && (me.Number == 1148 || me.Number == 3948 || me.Number == 4166) {
+		return fmt.Errorf("%w (the server refuses LOAD DATA LOCAL: run SET GLOBAL local_infile = 1, or set local_infile=1 in its config)", err)
+	}
+	return err
+}
