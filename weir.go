@@ -157,7 +157,9 @@ func copySpec(s routes.Source, d routes.Destination, t routes.TableRef, opts Tra
 func (r *Report) add(res routes.CopyResult, err error) {
 	tr := TableReport{CopyResult: res, ElapsedMS: res.Elapsed.Milliseconds()}
 	if err != nil {
+		// Nothing of a failed table was committed.
 		tr.Error = routes.Redact(err.Error())
+		tr.Rows, res.Rows = 0, 0
 	}
 	r.Rows += res.Rows
 	r.Bytes += res.Bytes
