@@ -30,12 +30,18 @@ var implementedRoutes = map[[2]string]bool{
 	{"postgres", "mysql"}:        true,
 	{"mysql", "clickhouse"}:      true,
 	{"clickhouse", "mysql"}:      true,
+	{"postgres", "iceberg"}:      true,
+	{"mysql", "iceberg"}:         true,
+	{"clickhouse", "iceberg"}:    true,
+	{"iceberg", "iceberg"}:       true,
+	{"iceberg", "postgres"}:      true,
+	{"iceberg", "mysql"}:         true,
+	{"iceberg", "clickhouse"}:    true,
 }
 
 // deferReasons: why a source or destination is not there yet. A pair is
 // deferred with its source's reason, else its destination's.
 var deferReasons = map[string]string{
-	"iceberg":    "Iceberg route not built yet (issue: lake destinations and Iceberg)",
 	"s3":         "object-store route not built yet (issue: lake destinations)",
 	"gcs":        "object-store route not built yet (issue: lake destinations)",
 	"file":       "object-store route not built yet (issue: lake destinations)",

@@ -12,6 +12,7 @@ import (
 	"github.com/weirhq/weir/routes"
 	_ "github.com/weirhq/weir/routes/all"
 	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
+	"github.com/weirhq/weir/routes/iceberg/icebergtest"
 	"github.com/weirhq/weir/routes/mysql/mysqltest"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
@@ -28,6 +29,7 @@ var fixtures = map[string]struct {
 	"postgres":   {func(t *testing.T) routestest.Fixture { return postgrestest.New(t) }, routestest.Caps{Append: true, Merge: true}},
 	"clickhouse": {func(t *testing.T) routestest.Fixture { return clickhousetest.New(t) }, routestest.Caps{Append: true}},
 	"mysql":      {func(t *testing.T) routestest.Fixture { return mysqltest.New(t) }, routestest.Caps{Append: true, Merge: true}},
+	"iceberg":    {func(t *testing.T) routestest.Fixture { return icebergtest.New(t) }, routestest.Caps{Append: true, Merge: true}},
 }
 
 // TestRoutesMatrix runs the conformance cell for every implemented pair

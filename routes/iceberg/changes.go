@@ -1,0 +1,155 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// ChangeSummary reports what the snapshots in a SnapshotCursor range did
+// beyond adding rows: the changes an incremental reader of added files
+// cannot see (the runner's on_change).
+type ChangeSummary struct {
+	Snapshots   []SnapshotChange // oldest first
+	Appends     int              // snapshots that only added rows
+	Compactions int              // replace snapshots: files rewritten, rows unchanged (not flagged)
+	Rewrites    int              // overwrite and delete snapshots that removed or rewrote rows
+	// Totals over the rewrites.
+	DeletedDataFiles, DeletedRows, AddedDeleteFiles, AddedDeleteRows int64
+}
+
+// Flagged reports whether any snapshot in the range deleted or rewrote rows.
+func (c ChangeSummary) Flagged() bool { return c.Rewrites > 0 }
+
+// SnapshotChange is one snapshot's share, from its summary. An overwrite
+// or delete whose summary carries none of the delete counters is flagged.
+type SnapshotChange struct {
+	SnapshotID, SequenceNumber int64
+	Operation                  string
+	RunID                      string // the weir run that made it, if any
+	DeletedDataFiles           int64  // data files removed (their rows deleted or rewritten)
+	DeletedRows                int64  // rows in them
+	AddedDeleteFiles           int64  // position or equality delete files added
+	AddedDeleteRows            int64  // position + equality deletes in them
+	Flagged                    bool
+}
+
+// Changes summarizes the snapshots with sequence numbers in (after, until]
+// of an Iceberg source table (after and until are SnapshotCursor values;
+// empty until means the current snapshot). src must be an iceberg
+// endpoint.
+func Changes(ctx context.Context, src routes.Source, t routes.TableRef, after, until string) (ChangeSummary, error) {
+	e, ok := src.(*Endpoint)
+	if !ok {
+		return ChangeSummary{}, fmt.Errorf("%w: changes of a %T source", routes.ErrUnsupported, src)
+	}
+	return e.Changes(ctx, t, after, until)
+}
+
+// Changes is the package function Changes on this endpoint.
+func (e *Endpoint) Changes(ctx context.Context, t routes.TableRef, after, until string) (ChangeSummary, error) {
+	var sum ChangeSummary
+	lo, err := parseSeq(after)
+	if err != nil {
+		return sum, err
+	}
+	base, _, err := splitSnapshot(t)
+	if err != nil {
+		return sum, err
+	}
+	tbl, err := e.loadTable(ctx, base)
+	if err != nil {
+		return sum, err
+	}
+	snap, err := rangeEnd(tbl, until)
+	if err != nil || snap == nil {
+		return sum, err
+	}
+	meta := tbl.Metadata()
+	for s := snap; s != nil && s.SequenceNumber > lo; s = parentOf(meta, s) {
+		sum.add(snapshotChange(s))
+	}
+	return sum, nil
+}
+
+func rangeEnd(tbl *table.Table, until string) (*table.Snapshot, error) {
+	if until == "" {
+		return tbl.CurrentSnapshot(), nil
+	}
+	hi, err := parseSeq(until)
+	if err != nil {
+		return nil, err
+	}
+	return snapshotBySeq(tbl, hi)
+}
+
+func (c *ChangeSummary) add(s SnapshotChange) {
+	c.Snapshots = append([]SnapshotChange{s}, c.Snapshots...)
+	switch {
+	case s.Operation == string(table.OpAppend):
+		c.Appends++
+	case s.Operation == string(table.OpReplace):
+		c.Compactions++
+	case s.Flagged:
+		c.Rewrites++
+		c.DeletedDataFiles += max(s.DeletedDataFiles, 0)
+		c.DeletedRows += max(s.DeletedRows, 0)
+		c.AddedDeleteFiles += max(s.AddedDeleteFiles, 0)
+		c.AddedDeleteRows += max(s.AddedDeleteRows, 0)
+	}
+}
+
+func snapshotChange(s *table.Snapshot) SnapshotChange {
+	c := SnapshotChange{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber}
+	if s.Summary == nil {
+		c.Flagged = true // no summary: assume the worst
+		return c
+	}
+	p := s.Summary.Properties
+	c.Operation, c.RunID = string(s.Summary.Operation), p[RunProperty]
+	c.DeletedDataFiles = count(p, "deleted-data-files")
+	c.DeletedRows = count(p, "deleted-records")
+	c.AddedDeleteFiles = count(p, "added-delete-files")
+	c.AddedDeleteRows = sumCounts(count(p, "added-position-deletes"), count(p, "added-equality-deletes"))
+	switch s.Summary.Operation {
+	case table.OpAppend, table.OpReplace:
+	default:
+		c.Flagged = !hasAny(p, deleteCounters) || c.DeletedDataFiles != 0 || c.DeletedRows != 0 || c.AddedDeleteFiles != 0 || c.AddedDeleteRows != 0
+	}
+	return c
+}
+
+var deleteCounters = []string{"deleted-data-files", "deleted-records", "added-delete-files", "added-position-deletes", "added-equality-deletes"}
+
+func hasAny(p map[string]string, keys []string) bool {
+	for _, k := range keys {
+		if _, ok := p[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// count reads a summary counter: absent is 0, unparsable -1.
+func count(p map[string]string, key string) int64 {
+	v, ok := p[key]
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func sumCounts(a, b int64) int64 {
+	if a < 0 || b < 0 {
+		return -1
+	}
+	return a + b
+}

@@ -1,0 +1,153 @@
+package iceberg
+
+import (
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// config is what an iceberg:// or iceberg+rest:// URL says.
+type config struct {
+	catalog   string // "sql" or "rest"
+	uri       string // the catalog database (sql) or endpoint (rest), with secrets
+	dialect   string // sql: "sqlite" or "postgres"
+	warehouse string // default table location root
+	snapshot  int64  // time travel: read this snapshot id (0 = current)
+	props     map[string]string
+	identity  string // the endpoint without secrets, for state keys
+}
+
+// passthrough query keys go to the catalog and its FileIO as they are:
+// s3.endpoint, s3.region, rest credentials and the like.
+var passthroughPrefixes = []string{"s3.", "client.", "rest.", "io-impl", "credential", "token", "prefix", "scope", "oauth2-server-uri"}
+
+// parseConfig reads an Iceberg URL:
+//
+//	iceberg://?catalog=sql&uri=sqlite:///path/catalog.db&warehouse=file:///path
+//	iceberg://?catalog=sql&uri=postgres://user@host:5432/db&warehouse=file:///path
+//	iceberg+rest://host:8181/?warehouse=...&tls=true
+//
+// A query parameter snapshot=<id> pins reads to that snapshot.
+func parseConfig(u *routes.URL) (*config, error) {
+	q := u.URL().Query()
+	c := &config{catalog: q.Get("catalog"), warehouse: q.Get("warehouse"), props: map[string]string{}}
+	for k, vs := range q {
+		if hasAnyPrefix(k, passthroughPrefixes) {
+			c.props[k] = vs[0]
+		}
+	}
+	if s := q.Get("snapshot"); s != "" {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, routes.BadInput("iceberg URL %s: snapshot=%q is not a snapshot id", safeURL(u), s)
+		}
+		c.snapshot = id
+	}
+	if u.Scheme() == RESTScheme {
+		return c.rest(u)
+	}
+	return c.sql(u, q.Get("uri"))
+}
+
+// safeURL prints an Iceberg URL without the password of the catalog
+// database nested in its uri= parameter.
+func safeURL(u *routes.URL) string {
+	raw := u.URL()
+	q := raw.Query()
+	if inner, err := url.Parse(q.Get("uri")); err == nil && inner.User != nil {
+		q.Set("uri", inner.Redacted())
+		raw.RawQuery = q.Encode()
+	}
+	return routes.Redact(raw.Redacted())
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *config) rest(u *routes.URL) (*config, error) {
+	raw := u.URL()
+	scheme := "http"
+	if raw.Query().Get("tls") == "true" {
+		scheme = "https"
+	}
+	if raw.Host == "" {
+		return nil, routes.BadInput("iceberg URL %s: a REST catalog needs a host (iceberg+rest://host:8181/)", safeURL(u))
+	}
+	c.catalog = "rest"
+	endpoint := url.URL{Scheme: scheme, Host: raw.Host, Path: raw.Path, User: raw.User}
+	c.uri = endpoint.String()
+	endpoint.User = nil
+	c.identity = "iceberg+rest://" + endpoint.Host + endpoint.Path + "?warehouse=" + c.warehouse
+	return c, nil
+}
+
+func (c *config) sql(u *routes.URL, uri string) (*config, error) {
+	if c.catalog == "" {
+		c.catalog = "sql"
+	}
+	if c.catalog != "sql" {
+		return nil, routes.BadInput("iceberg URL %s: catalog=%s is not supported (use catalog=sql, or iceberg+rest:// for a REST catalog)", safeURL(u), c.catalog)
+	}
+	switch {
+	case strings.HasPrefix(uri, "sqlite:"):
+		c.dialect, c.uri = "sqlite", absPath(afterScheme(uri))
+		if c.warehouse == "" {
+			c.warehouse = "file://" + filepath.Dir(c.uri)
+		}
+	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
+		c.dialect, c.uri = "postgres", uri
+	default:
+		return nil, routes.BadInput("iceberg URL %s: uri=%q must be sqlite:///path/catalog.db or postgres://… (percent-encode & inside it)", safeURL(u), routes.Redact(uri))
+	}
+	if c.warehouse == "" {
+		return nil, routes.BadInput("iceberg URL %s: warehouse= is required with a %s catalog (file:///path or s3://bucket/prefix)", safeURL(u), c.dialect)
+	}
+	c.warehouse = normalizeWarehouse(c.warehouse)
+	c.identity = "iceberg://?catalog=sql&uri=" + redactedURI(c) + "&warehouse=" + c.warehouse
+	return c, nil
+}
+
+// afterScheme strips "scheme:" and "//": sqlite:///abs/db, sqlite://./rel/db.
+func afterScheme(s string) string {
+	s = s[strings.IndexByte(s, ':')+1:]
+	return strings.TrimPrefix(s, "//")
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// normalizeWarehouse makes file:// and bare warehouse paths absolute.
+func normalizeWarehouse(w string) string {
+	switch {
+	case strings.HasPrefix(w, "file:"):
+		return "file://" + absPath(afterScheme(w))
+	case !strings.Contains(w, "://"):
+		return "file://" + absPath(w)
+	}
+	return strings.TrimSuffix(w, "/")
+}
+
+// redactedURI is the catalog database without user or password.
+func redactedURI(c *config) string {
+	if c.dialect == "sqlite" {
+		return "sqlite://" + c.uri
+	}
+	pu, err := url.Parse(c.uri)
+	if err != nil {
+		return "postgres://?"
+	}
+	return (&url.URL{Scheme: pu.Scheme, Host: pu.Host, Path: pu.Path}).String()
+}

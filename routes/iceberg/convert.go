@@ -1,0 +1,201 @@
+package iceberg
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// converter turns source batches into batches of the table's Arrow schema:
+// columns by name in the table's order, absent ones null.
+type converter struct {
+	target *arrow.Schema // the table's schema, with field ids
+	src    []int         // per target column, its index in the source batch or -1
+	mem    memory.Allocator
+}
+
+func newConverter(src, target *arrow.Schema, mem memory.Allocator) (*converter, error) {
+	c := &converter{target: target, src: make([]int, target.NumFields()), mem: mem}
+	for i, f := range target.Fields() {
+		c.src[i] = -1
+		if idx := src.FieldIndices(f.Name); len(idx) > 0 {
+			c.src[i] = idx[0]
+		} else if !f.Nullable {
+			return nil, fmt.Errorf("required column %s is missing from the source", f.Name)
+		}
+	}
+	for _, f := range src.Fields() {
+		if len(target.FieldIndices(f.Name)) == 0 {
+			return nil, fmt.Errorf("column %s is not in the destination table", f.Name)
+		}
+	}
+	return c, nil
+}
+
+// convert returns a new batch; the caller still owns (and releases) rec.
+func (c *converter) convert(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, len(c.src))
+	defer func() {
+		for _, a := range cols {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for i, si := range c.src {
+		f := c.target.Field(i)
+		var err error
+		if si < 0 {
+			cols[i] = array.MakeArrayOfNull(c.mem, f.Type, int(rec.NumRows()))
+		} else if cols[i], err = convertArray(ctx, rec.Column(si), f.Type, c.mem); err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+	}
+	return array.NewRecordBatch(c.target, cols, rec.NumRows()), nil
+}
+
+// convertArray casts arr to dst: integers widen, uint64 becomes
+// decimal(20,0), intervals and wide decimals become text, lists convert
+// element-wise.
+func convertArray(ctx context.Context, arr arrow.Array, dst arrow.DataType, mem memory.Allocator) (arrow.Array, error) {
+	src := arr.DataType()
+	switch {
+	case arrow.TypeEqual(src, dst):
+		arr.Retain()
+		return arr, nil
+	case dst.ID() == arrow.STRING && !isText(src):
+		return textArray(arr, mem)
+	case isList(src) && isList(dst):
+		return convertList(ctx, arr, dst, mem)
+	}
+	if ext, ok := arr.(array.ExtensionArray); ok {
+		return convertArray(ctx, ext.Storage(), dst, mem)
+	}
+	out, err := compute.CastArray(compute.WithAllocator(ctx, mem), arr, compute.SafeCastOptions(dst))
+	if err != nil {
+		return nil, fmt.Errorf("cast %s to %s: %w", src, dst, err)
+	}
+	return out, nil
+}
+
+func isText(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return true
+	case arrow.EXTENSION:
+		return isText(t.(arrow.ExtensionType).StorageType())
+	}
+	return false
+}
+
+func isList(t arrow.DataType) bool {
+	return t.ID() == arrow.LIST || t.ID() == arrow.LARGE_LIST
+}
+
+// convertList converts the values of a list and rebuilds it with dst's
+// type over the same offsets.
+func convertList(ctx context.Context, arr arrow.Array, dst arrow.DataType, mem memory.Allocator) (arrow.Array, error) {
+	if arr.DataType().ID() != dst.ID() {
+		return compute.CastArray(compute.WithAllocator(ctx, mem), arr, compute.SafeCastOptions(dst))
+	}
+	values := arr.(array.ListLike).ListValues()
+	elem, err := convertArray(ctx, values, dst.(arrow.ListLikeType).Elem(), mem)
+	if err != nil {
+		return nil, err
+	}
+	defer elem.Release()
+	d := arr.Data()
+	data := array.NewData(dst, d.Len(), d.Buffers(), []arrow.ArrayData{elem.Data()}, d.NullN(), d.Offset())
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// textArray renders each value as text: intervals the way PostgreSQL
+// prints them, wide decimals exactly, maps and structs as JSON.
+func textArray(arr arrow.Array, mem memory.Allocator) (arrow.Array, error) {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	b.Reserve(arr.Len())
+	for i := 0; i < arr.Len(); i++ {
+		if arr.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		s, err := valueText(arr, i)
+		if err != nil {
+			return nil, err
+		}
+		b.Append(s)
+	}
+	return b.NewArray(), nil
+}
+
+func valueText(arr arrow.Array, i int) (string, error) {
+	switch a := arr.(type) {
+	case *array.MonthDayNanoInterval:
+		v := a.Value(i)
+		return intervalText(v.Months, v.Days, v.Nanoseconds), nil
+	case *array.DayTimeInterval:
+		v := a.Value(i)
+		return intervalText(0, v.Days, int64(v.Milliseconds)*1e6), nil
+	case *array.MonthInterval:
+		return intervalText(int32(a.Value(i)), 0, 0), nil
+	case *array.Duration:
+		unit := a.DataType().(*arrow.DurationType).Unit.Multiplier()
+		return clockText(int64(a.Value(i)) * int64(unit)), nil
+	case *array.Decimal128, *array.Decimal256:
+		return arr.ValueStr(i), nil
+	}
+	b, err := json.Marshal(arr.GetOneForMarshal(i))
+	if err != nil {
+		return "", fmt.Errorf("render %s as text: %w", arr.DataType(), err)
+	}
+	return string(b), nil
+}
+
+// intervalText prints an interval as PostgreSQL does (and reads back):
+// "1 year 2 mons 3 days 04:05:06.789012".
+func intervalText(months, days int32, nanos int64) string {
+	var parts []string
+	if y := months / 12; y != 0 {
+		parts = append(parts, plural(int64(y), "year"))
+	}
+	if m := months % 12; m != 0 {
+		parts = append(parts, plural(int64(m), "mon"))
+	}
+	if days != 0 {
+		parts = append(parts, plural(int64(days), "day"))
+	}
+	if nanos != 0 || len(parts) == 0 {
+		parts = append(parts, clockText(nanos))
+	}
+	return strings.Join(parts, " ")
+}
+
+func plural(n int64, unit string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, unit)
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}
+
+// clockText prints a signed duration as [-]HH:MM:SS[.ffffff].
+func clockText(nanos int64) string {
+	sign := ""
+	if nanos < 0 {
+		sign, nanos = "-", -nanos
+	}
+	d := time.Duration(nanos)
+	s := fmt.Sprintf("%s%02d:%02d:%02d", sign, int64(d/time.Hour), int64(d/time.Minute)%60, int64(d/time.Second)%60)
+	if frac := (nanos % 1e9) / 1e3; frac != 0 {
+		s += fmt.Sprintf(".%06d", frac)
+	}
+	return s
+}

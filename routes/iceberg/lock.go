@@ -1,0 +1,173 @@
+package iceberg
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// LockTable is the table of run leases weir keeps in a SQL catalog's
+// database, beside iceberg_tables: one row per locked Iceberg table.
+const LockTable = "weir_locks"
+
+// DefaultLeaseTTL is how long a lease outlives its last heartbeat: the time
+// a table stays locked after its run was killed.
+const DefaultLeaseTTL = time.Minute
+
+// locker hands out one lease per destination table.
+type locker interface {
+	acquire(ctx context.Context, t routes.TableRef, runID string) (lease, error)
+}
+
+// lease is a run's hold on a table, kept alive by a heartbeat until release.
+type lease interface {
+	// check fails when the lease was lost (expired and taken by another run).
+	check(ctx context.Context) error
+	release(ctx context.Context) error
+}
+
+// rowLock leases tables with rows of LockTable: the primary key makes two
+// inserts for one table race-free; an expired row is deleted first.
+type rowLock struct {
+	db      *sql.DB
+	dialect string
+	ttl     time.Duration
+}
+
+func newRowLock(ctx context.Context, db *sql.DB, dialect string) (*rowLock, error) {
+	l := &rowLock{db: db, dialect: dialect, ttl: DefaultLeaseTTL}
+	q := `CREATE TABLE IF NOT EXISTS ` + LockTable + ` (table_key VARCHAR(1024) NOT NULL PRIMARY KEY,
+  run_id VARCHAR(255) NOT NULL, since_ms BIGINT NOT NULL, expires_ms BIGINT NOT NULL)`
+	if _, err := db.ExecContext(ctx, q); err != nil {
+		return nil, fmt.Errorf("create %s: %w", LockTable, err)
+	}
+	return l, nil
+}
+
+// q rewrites ? placeholders as $n for PostgreSQL.
+func (l *rowLock) q(query string) string {
+	if l.dialect != "postgres" {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func lockKey(t routes.TableRef) string {
+	id := ident(t)
+	return catalogName + ":" + id[0] + "." + id[1]
+}
+
+func (l *rowLock) acquire(ctx context.Context, t routes.TableRef, runID string) (lease, error) {
+	key := lockKey(t)
+	now := time.Now()
+	if _, err := l.db.ExecContext(ctx, l.q(`DELETE FROM `+LockTable+` WHERE table_key = ? AND expires_ms < ?`), key, now.UnixMilli()); err != nil {
+		return nil, fmt.Errorf("lock %s: clear expired lease: %w", t, err)
+	}
+	_, err := l.db.ExecContext(ctx, l.q(`INSERT INTO `+LockTable+` (table_key, run_id, since_ms, expires_ms) VALUES (?, ?, ?, ?)`),
+		key, runID, now.UnixMilli(), now.Add(l.ttl).UnixMilli())
+	if err != nil {
+		return nil, l.heldBy(ctx, t, key, err)
+	}
+	rl := &rowLease{l: l, key: key, runID: runID, table: t, stop: make(chan struct{}), done: make(chan struct{})}
+	go rl.heartbeat()
+	return rl, nil
+}
+
+// heldBy explains a failed insert: another run's lease, or a real error.
+func (l *rowLock) heldBy(ctx context.Context, t routes.TableRef, key string, insertErr error) error {
+	var run string
+	var since int64
+	err := l.db.QueryRowContext(ctx, l.q(`SELECT run_id, since_ms FROM `+LockTable+` WHERE table_key = ?`), key).Scan(&run, &since)
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", t, insertErr)
+	}
+	return &routes.LockedError{Table: t.String(), RunID: run, Since: time.UnixMilli(since)}
+}
+
+// rowLease is one held row; a goroutine pushes its expiry forward.
+type rowLease struct {
+	l      *rowLock
+	key    string
+	runID  string
+	table  routes.TableRef
+	mu     sync.Mutex
+	lost   error
+	stop   chan struct{}
+	done   chan struct{}
+	closed sync.Once
+}
+
+func (r *rowLease) heartbeat() {
+	defer close(r.done)
+	tick := time.NewTicker(r.l.ttl / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), r.l.ttl/4)
+			err := r.extend(ctx)
+			cancel()
+			if err != nil {
+				r.mu.Lock()
+				r.lost = err
+				r.mu.Unlock()
+			}
+		}
+	}
+}
+
+var errLeaseLost = errors.New("lease lost: the lock expired and may be held by another run")
+
+func (r *rowLease) extend(ctx context.Context) error {
+	res, err := r.l.db.ExecContext(ctx, r.l.q(`UPDATE `+LockTable+` SET expires_ms = ? WHERE table_key = ? AND run_id = ?`),
+		time.Now().Add(r.l.ttl).UnixMilli(), r.key, r.runID)
+	if err != nil {
+		return fmt.Errorf("extend lease on %s: %w", r.table, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("%s: %w", r.table, errLeaseLost)
+	}
+	return nil
+}
+
+// check extends the lease once more, so a commit follows a fresh lease.
+func (r *rowLease) check(ctx context.Context) error {
+	r.mu.Lock()
+	lost := r.lost
+	r.mu.Unlock()
+	if errors.Is(lost, errLeaseLost) {
+		return lost
+	}
+	return r.extend(ctx)
+}
+
+func (r *rowLease) release(ctx context.Context) error {
+	var err error
+	r.closed.Do(func() {
+		close(r.stop)
+		<-r.done
+		_, err = r.l.db.ExecContext(ctx, r.l.q(`DELETE FROM `+LockTable+` WHERE table_key = ? AND run_id = ?`), r.key, r.runID)
+		if err != nil {
+			err = fmt.Errorf("release lease on %s: %w", r.table, err)
+		}
+	})
+	return err
+}

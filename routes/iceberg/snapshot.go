@@ -1,0 +1,126 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// SnapshotCursor is the pseudo-column of an incremental read by snapshot:
+// its value is a snapshot's sequence number (Kafka's offset). MaxCursor of
+// it is the current snapshot's sequence number; a Read with After N and
+// Until M returns the rows of the data files that snapshots with sequence
+// numbers in (N, M] added and that are still live at M (with the deletes
+// committed up to M applied), except the files of replace (compaction)
+// and delete (copy-on-write) snapshots, which hold no new rows.
+const SnapshotCursor = "_weir_snapshot"
+
+// MaxCursor returns the highest value of cursor at the pinned (or current)
+// snapshot: for SnapshotCursor its sequence number; for a column, the
+// largest upper bound of the data files' column stats when they are exact
+// for it, else the maximum found by a scan of that column.
+func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor string) (string, bool, error) {
+	base, snapID, err := e.pinned(info.Ref)
+	if err != nil {
+		return "", false, err
+	}
+	tbl, err := e.loadTable(ctx, base)
+	if err != nil {
+		return "", false, err
+	}
+	snap, err := snapshotAt(tbl, snapID)
+	if err != nil || snap == nil {
+		return "", false, err
+	}
+	if cursor == SnapshotCursor {
+		return strconv.FormatInt(snap.SequenceNumber, 10), true, nil
+	}
+	f, ok := schemaOf(tbl, snap).FindFieldByName(cursor)
+	if !ok {
+		return "", false, &routes.ProbeError{Table: info.Ref.String(), Column: cursor, Problem: "cursor column does not exist"}
+	}
+	return maxValue(ctx, tbl, snap, f)
+}
+
+// parseSeq reads a snapshot cursor value; empty is -1 (before everything).
+func parseSeq(s string) (int64, error) {
+	if s == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, routes.BadInput("%s value %q is not a snapshot sequence number", SnapshotCursor, s)
+	}
+	return n, nil
+}
+
+// snapshotBySeq finds the snapshot of the main branch with a sequence
+// number; an expired one is an error (the offset cannot be served).
+func snapshotBySeq(tbl *table.Table, seq int64) (*table.Snapshot, error) {
+	meta := tbl.Metadata()
+	for s := tbl.CurrentSnapshot(); s != nil; s = parentOf(meta, s) {
+		switch {
+		case s.SequenceNumber == seq:
+			return s, nil
+		case s.SequenceNumber < seq:
+			return nil, fmt.Errorf("no snapshot with sequence number %d on the main branch", seq)
+		}
+	}
+	return nil, fmt.Errorf("snapshot with sequence number %d is expired or never existed", seq)
+}
+
+// addedFiles lists the live data files at snap that snapshots with
+// sequence numbers in (after, snap] added, leaving out files that
+// rewrites (replace and delete snapshots) wrote.
+func addedFiles(ctx context.Context, tbl *table.Table, snap *table.Snapshot, after int64) (map[string]bool, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mans, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("manifests of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	added := map[string]bool{}
+	for _, m := range mans {
+		// A manifest cannot list a file added after it was written.
+		if m.ManifestContent() != iceberg.ManifestContentData || m.SequenceNum() <= after {
+			continue
+		}
+		if err := addedIn(fsys, tbl, m, after, snap.SequenceNumber, added); err != nil {
+			return nil, err
+		}
+	}
+	return added, nil
+}
+
+func addedIn(fsys icebergio.IO, tbl *table.Table, m iceberg.ManifestFile, after, until int64, added map[string]bool) error {
+	for entry, err := range m.Entries(fsys, true) {
+		if err != nil {
+			return fmt.Errorf("manifest %s: %w", m.FilePath(), err)
+		}
+		seq := entry.FileSequenceNum()
+		if seq == nil || *seq <= after || *seq > until || rewrote(tbl, entry.SnapshotID()) {
+			continue
+		}
+		added[entry.DataFile().FilePath()] = true
+	}
+	return nil
+}
+
+// rewrote says a snapshot's added files hold no new rows: compaction
+// (replace) rewrites rows as they were, a copy-on-write delete rewrites
+// the rows it keeps.
+func rewrote(tbl *table.Table, snapID int64) bool {
+	s := tbl.SnapshotByID(snapID)
+	if s == nil || s.Summary == nil {
+		return false
+	}
+	return s.Summary.Operation == table.OpReplace || s.Summary.Operation == table.OpDelete
+}

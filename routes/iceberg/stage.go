@@ -1,0 +1,174 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// newTableProps are set on tables weir creates: format v2 (row-level
+// deletes for merge) and zstd Parquet.
+var newTableProps = iceberg.Properties{
+	"format-version":                     "2",
+	"write.parquet.compression-codec":    "zstd",
+	"write.parquet.row-group-size-bytes": "33554432",
+}
+
+// Prepare takes the table's lease, creates the namespace and the table if
+// they are missing, and returns a stage that writes data files as pipes
+// deliver them; nothing is visible until Commit.
+func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts routes.WriteOptions) (routes.Stage, error) {
+	if err := checkMode(info, opts); err != nil {
+		return nil, err
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	st := &stage{e: e, info: info, opts: opts, dest: opts.Table}
+	if err := st.lockAndLoad(ctx); err != nil {
+		st.Abort(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return st, nil
+}
+
+func checkMode(info *routes.TableInfo, opts routes.WriteOptions) error {
+	switch opts.Mode {
+	case routes.ModeReplace, routes.ModeAppend:
+		return nil
+	case routes.ModeMerge:
+		if len(opts.Key) == 0 {
+			return &routes.ProbeError{Table: info.Ref.String(), Problem: "merge needs a key and the table has no primary key", Hint: "pass --primary-key col[,col]"}
+		}
+		for _, k := range opts.Key {
+			if _, ok := info.Column(k); !ok {
+				return &routes.ProbeError{Table: info.Ref.String(), Column: k, Problem: "merge key column does not exist"}
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: iceberg destination: mode %s", routes.ErrUnsupported, opts.Mode)
+}
+
+// stage is one run's writes into one table.
+type stage struct {
+	e       *Endpoint
+	info    *routes.TableInfo
+	opts    routes.WriteOptions
+	dest    routes.TableRef
+	lease   lease
+	tbl     *table.Table
+	created bool          // this run created the table
+	target  *arrow.Schema // the table's Arrow schema, with field ids
+	keyIDs  []int         // merge: the key's field ids
+
+	mu      sync.Mutex
+	files   []iceberg.DataFile // data files written
+	deletes []iceberg.DataFile // merge: equality delete files written
+	uuids   []string           // write ids: every file of this run has one in its name
+	done    bool
+}
+
+// lockAndLoad leases the table before anything else (a REST catalog
+// leases through a table property, so its table must exist first).
+func (st *stage) lockAndLoad(ctx context.Context) error {
+	_, byProperty := st.e.lock.(*propertyLock)
+	if byProperty {
+		if err := st.ensureTable(ctx); err != nil {
+			return err
+		}
+	}
+	var err error
+	if st.lease, err = st.e.lock.acquire(ctx, st.dest, st.opts.RunID); err != nil {
+		return err
+	}
+	if !byProperty {
+		if err := st.ensureTable(ctx); err != nil {
+			return err
+		}
+	}
+	return st.bindSchema()
+}
+
+// ensureTable loads the destination, creating its namespace and the table
+// (with the source's schema) when missing.
+func (st *stage) ensureTable(ctx context.Context) error {
+	tbl, err := st.e.loadTable(ctx, st.dest)
+	if !errors.Is(err, routes.ErrNotFound) {
+		st.tbl = tbl
+		return err
+	}
+	id := ident(st.dest)
+	if err := st.e.cat.CreateNamespace(ctx, id[:1], nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		return fmt.Errorf("create namespace %s: %w", id[0], err)
+	}
+	sc, err := tableSchema(st.info)
+	if err != nil {
+		return err
+	}
+	st.tbl, err = st.e.cat.CreateTable(ctx, id, sc, catalog.WithProperties(newTableProps))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		st.tbl, err = st.e.loadTable(ctx, st.dest)
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("create iceberg table %s: %w", st.dest, err)
+	}
+	st.created = true
+	return nil
+}
+
+// bindSchema checks the source's columns against the table and resolves
+// the merge key.
+func (st *stage) bindSchema() error {
+	target, err := table.SchemaToArrowSchema(st.tbl.Schema(), nil, true, false)
+	if err != nil {
+		return fmt.Errorf("arrow schema of %s: %w", st.dest, err)
+	}
+	st.target = target
+	if _, err := newConverter(st.info.Schema(), target, st.opts.Allocator); err != nil {
+		return &routes.ProbeError{Table: st.dest.String(), Problem: err.Error(),
+			Hint: "the destination table's schema differs from the source's; drop it or write to a new table"}
+	}
+	for _, k := range st.keyNames() {
+		f, ok := st.tbl.Schema().FindFieldByName(k)
+		if !ok {
+			return &routes.ProbeError{Table: st.dest.String(), Column: k, Problem: "merge key column is not in the destination table"}
+		}
+		st.keyIDs = append(st.keyIDs, f.ID)
+	}
+	return nil
+}
+
+func (st *stage) keyNames() []string {
+	if st.opts.Mode != routes.ModeMerge {
+		return nil
+	}
+	return st.opts.Key
+}
+
+// newWriteID registers a write id for one pipe's files.
+func (st *stage) newWriteID() uuid.UUID {
+	u := uuid.New()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.uuids = append(st.uuids, u.String())
+	return u
+}
+
+func (st *stage) addFiles(data, deletes []iceberg.DataFile) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.files = append(st.files, data...)
+	st.deletes = append(st.deletes, deletes...)
+}
