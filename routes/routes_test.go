@@ -15,6 +15,7 @@ func TestRedact(t *testing.T) {
 		{"postgres://u:sec ret@h/db", "postgres://u:xxxxx@h/db"},
 		{"s3://b/p?endpoint=http://h&secret_access_key=mysecretval&region=x", "s3://b/p?endpoint=http://h&secret_access_key=xxxxx&region=x"},
 		{"bigquery://p/d?credentials_json=mysecretval", "bigquery://p/d?credentials_json=xxxxx"},
+		{"iceberg://?catalog=sql&uri=postgres%3A%2F%2Fu%3Asecret%40h%2Fdb", "iceberg://?catalog=sql&uri=postgres%3A%2F%2Fu%3Axxxxx%40h%2Fdb"},
 	}
 	for _, tc := range tests {
 		got := Redact(tc.in)

@@ -47,8 +47,9 @@ func (u *URL) URL() *url.URL { c := *u.u; return &c }
 // Raw returns the URL as given, with the password, for drivers only.
 func (u *URL) Raw() string { return u.raw }
 
-// String returns the URL with the password replaced by xxxxx.
-func (u *URL) String() string { return u.u.Redacted() }
+// String returns the URL with every password (also of URLs nested in its
+// query) replaced by xxxxx.
+func (u *URL) String() string { return Redact(u.raw) }
 
 // Password returns the password, if the URL has one.
 func (u *URL) Password() string {
@@ -76,14 +77,42 @@ func Redact(s string) string {
 	s = secretParam.ReplaceAllString(s, "${1}xxxxx")
 	return urlInText.ReplaceAllStringFunc(s, func(m string) string {
 		u, err := url.Parse(m)
-		if err != nil || u.User == nil {
+		if err != nil {
 			return redactUserinfo(m)
+		}
+		if q := redactNested(u.RawQuery); q != u.RawQuery {
+			m = strings.Replace(m, u.RawQuery, q, 1)
+			u.RawQuery = q
 		}
 		if _, ok := u.User.Password(); !ok {
 			return m
 		}
 		return u.Redacted()
 	})
+}
+
+// redactNested redacts URLs carried percent-encoded in query values, like
+// an Iceberg catalog's uri=postgres%3A%2F%2Fu%3Apw%40h%2Fdb.
+func redactNested(rawQuery string) string {
+	if !strings.Contains(strings.ToUpper(rawQuery), "%3A%2F%2F") {
+		return rawQuery
+	}
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return rawQuery
+	}
+	changed := false
+	for _, vs := range q {
+		for i, v := range vs {
+			if r := Redact(v); r != v {
+				vs[i], changed = r, true
+			}
+		}
+	}
+	if !changed {
+		return rawQuery
+	}
+	return q.Encode()
 }
 
 // redactUserinfo handles URLs net/url cannot parse: blank out user:pass@.
