@@ -10,13 +10,27 @@ build_weir() {
 	go build -o "$BIN/weir" ./cmd/weir
 }
 
-# timed NAME CMD...: runs CMD under /usr/bin/time -v, sets SECS and RSS_MB.
+# timed NAME CMD...: runs CMD under /usr/bin/time -v, sets SECS and RSS_MB
+# (peak RSS, which counts the pages of the executable it touched), and
+# ANON_MB: the peak of the process's own memory (RssAnon: heap, stacks,
+# buffers), sampled every 50 ms from /proc, which is what grows with data.
 timed() {
 	local name=$1; shift
 	local log="$BIN/$name.time"
-	/usr/bin/time -v -o "$log" "$@"
+	/usr/bin/time -v -o "$log" "$@" &
+	local tpid=$! peak=0 kb child
+	while kill -0 "$tpid" 2>/dev/null; do
+		child=$(pgrep -P "$tpid" | head -1 || true)
+		if [ -n "$child" ]; then
+			kb=$(awk '/^RssAnon:/ {print $2}' "/proc/$child/status" 2>/dev/null || echo 0)
+			[ "${kb:-0}" -gt "$peak" ] && peak=$kb
+		fi
+		sleep 0.05
+	done
+	wait "$tpid"
 	SECS=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$log")
 	RSS_MB=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2/1024}' "$log")
+	ANON_MB=$(awk -v k="$peak" 'BEGIN {printf "%.1f", k/1024}')
 }
 
 psql_q() { psql "$PGURL" -v ON_ERROR_STOP=1 -qAtX "$@"; }

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -65,6 +68,8 @@ func numericEncoder(a arrow.DataType, t chType, id arrow.Type) encoder {
 	switch {
 	case a.ID() == id:
 		return memEnc{t.raw, a.(arrow.FixedWidthDataType).BitWidth() / 8}
+	case a.ID() == arrow.DURATION && t.Name == "Int64":
+		return memEnc{t.raw, 8} // int64 ticks of the duration's unit, as stored
 	case a.ID() == arrow.BOOL && width == 1:
 		return scalarEnc{t.raw, bindBool}
 	case a.ID() == arrow.FLOAT16 && t.Name == "Float32":
@@ -214,10 +219,10 @@ func textAt(arr arrow.Array) func(int) string {
 	switch a := arr.(type) {
 	case *array.Time32:
 		unit := a.DataType().(*arrow.Time32Type).Unit
-		return func(i int) string { return a.Value(i).ToTime(unit).Format("15:04:05.999999999") }
+		return func(i int) string { return clockText(int64(a.Value(i)), unit) }
 	case *array.Time64:
 		unit := a.DataType().(*arrow.Time64Type).Unit
-		return func(i int) string { return a.Value(i).ToTime(unit).Format("15:04:05.999999999") }
+		return func(i int) string { return clockText(int64(a.Value(i)), unit) }
 	case *array.Decimal128:
 		scale := a.DataType().(arrow.DecimalType).GetScale()
 		return func(i int) string { return a.Value(i).ToString(scale) }
@@ -230,6 +235,23 @@ func textAt(arr arrow.Array) func(int) string {
 		return func(int) string { return "" }
 	}
 	return arr.ValueStr
+}
+
+// clockText renders a time of day as HH:MM:SS[.fraction] without wrapping
+// at midnight: MySQL's TIME '24:00:00' (and ±838h) stays what it was.
+func clockText(v int64, unit arrow.TimeUnit) string {
+	perSecond := int64(time.Second / unit.Multiplier())
+	sign := ""
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	secs, frac := v/perSecond, v%perSecond
+	out := fmt.Sprintf("%s%02d:%02d:%02d", sign, secs/3600, secs/60%60, secs%60)
+	if frac != 0 {
+		digits := len(strconv.FormatInt(perSecond, 10)) - 1
+		out += "." + strings.TrimRight(fmt.Sprintf("%0*d", digits, frac), "0")
+	}
+	return out
 }
 
 func fixedStringEncoder(a arrow.DataType, t chType) encoder {
