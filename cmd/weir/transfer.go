@@ -29,6 +29,7 @@ func newTransferCmd() *cobra.Command {
 			opts.PrimaryKey = splitList(key)
 			opts.Mode = routes.Mode(mode)
 			opts.Progress = &routes.Progress{}
+			limitMemory(opts.Parallel, opts.ChunkBytes)
 			stop := startProgress(opts.Progress)
 			rep, err := weir.Transfer(cmd.Context(), args[0], args[1], opts)
 			stop()

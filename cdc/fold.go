@@ -1,0 +1,176 @@
+package cdc
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Window is one run's changes folded per table and key: the last write wins,
+// so each key ends as one upsert or one delete, never both, and a TRUNCATE
+// discards what came before it. Applying a Window is idempotent: it states
+// the end result for each key, not the steps.
+type Window struct {
+	Tables  map[string]*TableWindow // by Table.Source.String()
+	Changes int                     // changes folded in
+}
+
+// TableWindow is one table's part of a Window.
+type TableWindow struct {
+	Table     *Table
+	Truncated bool // a TRUNCATE happened: clear the table before the rest
+	Upserts   map[string]*Upsert
+	Deletes   map[string][]any // key values by encoded key
+}
+
+// Upsert is the final version of one row in the window.
+type Upsert struct {
+	Row []any // aligned with Table.Columns; may hold Unchanged
+	// Origin is the key under which the destination holds the row's
+	// previous version: where Unchanged columns are read from. It differs
+	// from the row's key after a key change.
+	Origin []any
+}
+
+// Partial reports whether some column of the row is Unchanged.
+func (u *Upsert) Partial() bool {
+	for _, v := range u.Row {
+		if IsUnchanged(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewWindow returns an empty window.
+func NewWindow() *Window { return &Window{Tables: map[string]*TableWindow{}} }
+
+// Empty reports whether nothing was folded in.
+func (w *Window) Empty() bool { return w.Changes == 0 }
+
+// Add folds one change of table t into the window.
+func (w *Window) Add(t *Table, c Change) error {
+	tw := w.table(t)
+	var err error
+	switch c.Op {
+	case OpInsert:
+		err = tw.insert(c)
+	case OpUpdate:
+		err = tw.update(c)
+	case OpDelete:
+		err = tw.delete(c)
+	case OpTruncate:
+		tw.truncate()
+	default:
+		err = fmt.Errorf("unknown op %q", c.Op)
+	}
+	if err != nil {
+		return fmt.Errorf("fold %s change of %s: %w", c.Op, t.Source, err)
+	}
+	w.Changes++
+	return nil
+}
+
+func (w *Window) table(t *Table) *TableWindow {
+	name := t.Source.String()
+	tw := w.Tables[name]
+	if tw == nil {
+		tw = &TableWindow{Table: t, Upserts: map[string]*Upsert{}, Deletes: map[string][]any{}}
+		w.Tables[name] = tw
+	}
+	return tw
+}
+
+// Sorted returns the table windows in name order, for a stable apply order.
+func (w *Window) Sorted() []*TableWindow {
+	names := make([]string, 0, len(w.Tables))
+	for n := range w.Tables {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]*TableWindow, len(names))
+	for i, n := range names {
+		out[i] = w.Tables[n]
+	}
+	return out
+}
+
+func (tw *TableWindow) insert(c Change) error {
+	key, err := tw.Table.keyOf(c.After)
+	if err != nil {
+		return err
+	}
+	k := encodeKey(key)
+	delete(tw.Deletes, k)
+	tw.Upserts[k] = &Upsert{Row: c.After, Origin: key}
+	return nil
+}
+
+func (tw *TableWindow) update(c Change) error {
+	newKey, err := tw.Table.keyOf(c.After)
+	if err != nil {
+		return err
+	}
+	oldKey := c.Key
+	if oldKey == nil {
+		oldKey = newKey
+	}
+	ko, kn := encodeKey(oldKey), encodeKey(newKey)
+	up := &Upsert{Row: append([]any(nil), c.After...), Origin: oldKey}
+	if prev := tw.Upserts[ko]; prev != nil {
+		up.Origin = prev.Origin
+		for i, v := range up.Row {
+			if IsUnchanged(v) {
+				up.Row[i] = prev.Row[i] // may itself be Unchanged: Origin carries it
+			}
+		}
+	}
+	fillFrom(up.Row, c.Before)
+	if ko != kn {
+		delete(tw.Upserts, ko)
+		tw.Deletes[ko] = oldKey
+	}
+	delete(tw.Deletes, kn)
+	tw.Upserts[kn] = up
+	return nil
+}
+
+// fillFrom replaces Unchanged values with the old row's, when the source
+// sent the whole old row.
+func fillFrom(row, before []any) {
+	if len(before) != len(row) {
+		return
+	}
+	for i, v := range row {
+		if IsUnchanged(v) && !IsUnchanged(before[i]) {
+			row[i] = before[i]
+		}
+	}
+}
+
+func (tw *TableWindow) delete(c Change) error {
+	if len(c.Key) != len(tw.Table.Key) {
+		return fmt.Errorf("delete carries %d key values for a %d-column key", len(c.Key), len(tw.Table.Key))
+	}
+	k := encodeKey(c.Key)
+	delete(tw.Upserts, k)
+	tw.Deletes[k] = c.Key
+	return nil
+}
+
+func (tw *TableWindow) truncate() {
+	tw.Truncated = true
+	tw.Upserts = map[string]*Upsert{}
+	tw.Deletes = map[string][]any{}
+}
+
+// encodeKey renders key values as one map key; each value is typed and
+// length-prefixed so no two distinct keys collide.
+func encodeKey(key []any) string {
+	var b strings.Builder
+	for _, v := range key {
+		s := fmt.Sprintf("%T:%v", v, v)
+		fmt.Fprintf(&b, "%d|%s", len(s), s)
+	}
+	return b.String()
+}

@@ -1,0 +1,95 @@
+package cdc
+
+import (
+	"testing"
+
+	"github.com/weirhq/weir/routes"
+)
+
+func testTable() *Table {
+	return &Table{Source: routes.TableRef{Schema: "s", Name: "t"}, Columns: []string{"id", "a", "big"}, Key: []int{0}}
+}
+
+func TestWindow_Add(t *testing.T) {
+	tbl := testTable()
+	tests := []struct {
+		name    string
+		changes []Change
+		upserts map[string][]any // encoded key → row
+		deletes []string
+		trunc   bool
+	}{
+		{"insert then update folds to one upsert",
+			[]Change{{Op: OpInsert, After: []any{"1", "a", "x"}}, {Op: OpUpdate, After: []any{"1", "b", Unchanged}}},
+			map[string][]any{k("1"): {"1", "b", "x"}}, nil, false},
+		{"insert then delete leaves a delete",
+			[]Change{{Op: OpInsert, After: []any{"1", "a", "x"}}, {Op: OpDelete, Key: []any{"1"}}},
+			map[string][]any{}, []string{k("1")}, false},
+		{"key change deletes the old key",
+			[]Change{{Op: OpUpdate, Key: []any{"1"}, After: []any{"2", "a", Unchanged}}},
+			map[string][]any{k("2"): {"2", "a", Unchanged}}, []string{k("1")}, false},
+		{"truncate discards what came before",
+			[]Change{{Op: OpInsert, After: []any{"1", "a", "x"}}, {Op: OpTruncate}, {Op: OpInsert, After: []any{"3", "c", "z"}}},
+			map[string][]any{k("3"): {"3", "c", "z"}}, nil, true},
+		{"delete then insert is an upsert",
+			[]Change{{Op: OpDelete, Key: []any{"1"}}, {Op: OpInsert, After: []any{"1", "a", "x"}}},
+			map[string][]any{k("1"): {"1", "a", "x"}}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := NewWindow()
+			for _, c := range tt.changes {
+				if err := w.Add(tbl, c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tw := w.Tables["s.t"]
+			if tw.Truncated != tt.trunc {
+				t.Errorf("truncated = %v, want %v", tw.Truncated, tt.trunc)
+			}
+			checkUpserts(t, tw, tt.upserts)
+			if len(tw.Deletes) != len(tt.deletes) {
+				t.Fatalf("deletes = %v, want %v", tw.Deletes, tt.deletes)
+			}
+			for _, d := range tt.deletes {
+				if _, ok := tw.Deletes[d]; !ok {
+					t.Errorf("missing delete %s", d)
+				}
+			}
+		})
+	}
+}
+
+func TestWindow_AddKeyChangeKeepsOrigin(t *testing.T) {
+	w := NewWindow()
+	tbl := testTable()
+	w.Add(tbl, Change{Op: OpUpdate, Key: []any{"1"}, After: []any{"2", "a", Unchanged}})
+	w.Add(tbl, Change{Op: OpUpdate, Key: []any{"2"}, After: []any{"3", "b", Unchanged}})
+	up := w.Tables["s.t"].Upserts[k("3")]
+	if up == nil || up.Origin[0] != "1" || !up.Partial() {
+		t.Fatalf("upsert = %+v, want origin 1 and partial", up)
+	}
+	if n := len(w.Tables["s.t"].Deletes); n != 2 {
+		t.Errorf("deletes = %d, want 2 (keys 1 and 2)", n)
+	}
+}
+
+func k(v string) string { return encodeKey([]any{v}) }
+
+func checkUpserts(t *testing.T, tw *TableWindow, want map[string][]any) {
+	t.Helper()
+	if len(tw.Upserts) != len(want) {
+		t.Fatalf("upserts = %d, want %d", len(tw.Upserts), len(want))
+	}
+	for key, row := range want {
+		got := tw.Upserts[key]
+		if got == nil {
+			t.Fatalf("missing upsert %s", key)
+		}
+		for i := range row {
+			if got.Row[i] != row[i] {
+				t.Errorf("%s col %d = %v, want %v", key, i, got.Row[i], row[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package pgwal
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
+)
+
+// applier applies folded windows into a PostgreSQL destination: cdc.Applier
+// until routes/postgres offers it (cdc/PROPOSED-routes.diff).
+type applier struct {
+	conn *pgx.Conn
+	fail func(stage string) error
+}
+
+var _ cdc.Applier = (*applier)(nil)
+
+// ApplyWindow applies every table of w and saves each table's state, in
+// one transaction. Per table: load the upserts into a temp table (text
+// COPY: pgoutput sends each type's text output, which its input accepts),
+// fill their Unchanged columns from the rows the destination holds under
+// Upsert.Origin, TRUNCATE if one happened, DELETE … USING the deleted keys,
+// then INSERT … ON CONFLICT (key) DO UPDATE.
+func (a *applier) ApplyWindow(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+	tx, err := a.conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin apply: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	for i, tw := range w.Sorted() {
+		if err := a.applyTable(ctx, tx, tw, i); err != nil {
+			return fmt.Errorf("apply to %s: %w", tw.Table.Dest, err)
+		}
+	}
+	if err := a.fail("before-state"); err != nil {
+		return err
+	}
+	for dest, s := range states {
+		if err := saveState(ctx, tx, dest, s); err != nil {
+			return err
+		}
+	}
+	if err := a.fail("before-commit"); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit apply: %w", err)
+	}
+	return nil
+}
+
+func (a *applier) applyTable(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, n int) error {
+	t := tw.Table
+	up := fmt.Sprintf("_weir_cdc_up_%d", n)
+	if err := loadUpserts(ctx, tx, tw, up); err != nil {
+		return err
+	}
+	if tw.Truncated {
+		if _, err := tx.Exec(ctx, "TRUNCATE "+ident(t.Dest)); err != nil {
+			return fmt.Errorf("truncate: %w", err)
+		}
+	}
+	if err := a.fail("after-truncate"); err != nil {
+		return err
+	}
+	if err := applyDeletes(ctx, tx, tw, fmt.Sprintf("_weir_cdc_del_%d", n)); err != nil {
+		return err
+	}
+	if len(tw.Upserts) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, upsertSQL(t, up)); err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
+	return nil
+}
+
+// loadUpserts stages the upserts with their origin key and the names of
+// their Unchanged columns, then fills those from the destination.
+func loadUpserts(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, tmp string) error {
+	if len(tw.Upserts) == 0 {
+		return nil
+	}
+	t := tw.Table
+	origin := make([]string, len(t.Key))
+	for i, k := range t.Key {
+		origin[i] = fmt.Sprintf("d.%s AS _weir_o_%d", quoteIdent(t.Columns[k]), i)
+	}
+	q := fmt.Sprintf(`CREATE TEMP TABLE %s ON COMMIT DROP AS SELECT %s, %s, NULL::text[] AS _weir_unchanged FROM %s d WITH NO DATA`,
+		tmp, qualified("d", t.Columns), strings.Join(origin, ", "), ident(t.Dest))
+	if _, err := tx.Exec(ctx, q); err != nil {
+		return fmt.Errorf("create %s: %w", tmp, err)
+	}
+	var buf bytes.Buffer
+	partial := false
+	for _, u := range tw.Upserts {
+		partial = partial || u.Partial()
+		writeUpsert(&buf, t, u)
+	}
+	cols := identList(t.Columns) + ", " + originList(len(t.Key)) + ", _weir_unchanged"
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, &buf, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, cols)); err != nil {
+		return fmt.Errorf("copy upserts: %w", err)
+	}
+	if !partial {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, fillSQL(t, tmp)); err != nil {
+		return fmt.Errorf("fill unchanged TOAST columns: %w", err)
+	}
+	return nil
+}
+
+// fillSQL copies the destination's current value into every Unchanged
+// column, reading the row by its origin key.
+func fillSQL(t *cdc.Table, tmp string) string {
+	sets := make([]string, 0, len(t.Columns))
+	for _, c := range t.Columns {
+		q := quoteIdent(c)
+		sets = append(sets, fmt.Sprintf("%s = CASE WHEN %s = ANY(s._weir_unchanged) THEN d.%s ELSE s.%s END", q, quoteLiteral(c), q, q))
+	}
+	return fmt.Sprintf("UPDATE %s s SET %s FROM %s d WHERE cardinality(s._weir_unchanged) > 0 AND %s",
+		tmp, strings.Join(sets, ", "), ident(t.Dest), keyMatch(t, "d", "s", true))
+}
+
+func applyDeletes(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, tmp string) error {
+	if len(tw.Deletes) == 0 {
+		return nil
+	}
+	t := tw.Table
+	keys := identList(t.KeyNames())
+	q := fmt.Sprintf("CREATE TEMP TABLE %s ON COMMIT DROP AS SELECT %s FROM %s WITH NO DATA", tmp, keys, ident(t.Dest))
+	if _, err := tx.Exec(ctx, q); err != nil {
+		return fmt.Errorf("create %s: %w", tmp, err)
+	}
+	var buf bytes.Buffer
+	for _, key := range tw.Deletes {
+		writeRow(&buf, key)
+	}
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, &buf, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, keys)); err != nil {
+		return fmt.Errorf("copy deletes: %w", err)
+	}
+	q = fmt.Sprintf("DELETE FROM %s d USING %s x WHERE %s", ident(t.Dest), tmp, keyMatch(t, "d", "x", false))
+	if _, err := tx.Exec(ctx, q); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	return nil
+}
+
+func upsertSQL(t *cdc.Table, tmp string) string {
+	cols := identList(t.Columns)
+	var sets []string
+	for i, c := range t.Columns {
+		if !isKey(t, i) {
+			sets = append(sets, fmt.Sprintf("%s = EXCLUDED.%s", quoteIdent(c), quoteIdent(c)))
+		}
+	}
+	action := "DO NOTHING"
+	if len(sets) > 0 {
+		action = "DO UPDATE SET " + strings.Join(sets, ", ")
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s ON CONFLICT (%s) %s",
+		ident(t.Dest), cols, cols, tmp, identList(t.KeyNames()), action)
+}
+
+// keyMatch is "d.k1 = s._weir_o_0 AND …" (origin) or "d.k1 = x.k1 AND …".
+func keyMatch(t *cdc.Table, d, s string, origin bool) string {
+	parts := make([]string, len(t.Key))
+	for i, k := range t.Key {
+		right := fmt.Sprintf("%s.%s", s, quoteIdent(t.Columns[k]))
+		if origin {
+			right = fmt.Sprintf("%s._weir_o_%d", s, i)
+		}
+		parts[i] = fmt.Sprintf("%s.%s = %s", d, quoteIdent(t.Columns[k]), right)
+	}
+	return strings.Join(parts, " AND ")
+}
+
+func isKey(t *cdc.Table, col int) bool {
+	for _, k := range t.Key {
+		if k == col {
+			return true
+		}
+	}
+	return false
+}
+
+func qualified(alias string, cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = alias + "." + quoteIdent(c)
+	}
+	return strings.Join(q, ", ")
+}
+
+func originList(n int) string {
+	q := make([]string, n)
+	for i := range q {
+		q[i] = fmt.Sprintf("_weir_o_%d", i)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,100 @@
+package pgwal
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Scheme is the source scheme this package captures from.
+const Scheme = "postgres"
+
+// Pair is one captured table and where it goes.
+type Pair struct {
+	Source routes.TableRef // schema-qualified source table
+	Dest   routes.TableRef // schema-qualified destination table
+}
+
+// Config is one (source, destination) replication: the tables of one
+// publication and one slot.
+type Config struct {
+	SourceURL string // postgres://…; the replication connection is derived from it
+	DestURL   string // postgres://…
+	Tables    []Pair
+	RunID     string // optional; routes.NewRunID() when empty
+}
+
+func (c Config) validate() error {
+	if len(c.Tables) == 0 {
+		return routes.BadInput("pgwal: no tables to capture")
+	}
+	for _, p := range c.Tables {
+		if p.Source.Schema == "" || p.Dest.Schema == "" {
+			return routes.BadInput("pgwal: %s → %s: tables must be schema-qualified", p.Source, p.Dest)
+		}
+	}
+	return nil
+}
+
+// Name returns the slot and publication name of the pair: "weir_" and 20
+// hex digits of a hash of the source identity, destination identity and
+// table pairs. Valid as a slot name (lower case, digits, underscore).
+func (c Config) Name() (string, error) {
+	src, err := routes.ParseURL(c.SourceURL)
+	if err != nil {
+		return "", fmt.Errorf("source URL: %w", err)
+	}
+	dst, err := routes.ParseURL(c.DestURL)
+	if err != nil {
+		return "", fmt.Errorf("destination URL: %w", err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s", src.Identity(), dst.Identity())
+	for _, p := range c.Tables {
+		fmt.Fprintf(h, "\x00%s\x00%s", p.Source, p.Dest)
+	}
+	return "weir_" + hex.EncodeToString(h.Sum(nil))[:20], nil
+}
+
+// sourceID is what _weir_state.source holds for a pair.
+func (c Config) sourceID(p Pair) string {
+	u, err := routes.ParseURL(c.SourceURL)
+	if err != nil {
+		return p.Source.String()
+	}
+	return u.Identity() + "#" + p.Source.String()
+}
+
+// ErrSlotLost: the replication slot the saved position depends on is gone
+// (dropped, or invalidated past max_slot_wal_keep_size). Changes since the
+// saved position cannot be read any more; the only fix is a new bootstrap.
+var ErrSlotLost = errors.New("replication slot lost")
+
+// SlotLostError names the slot and the fix.
+type SlotLostError struct {
+	Slot     string
+	Position string // the saved position that can no longer be read from
+	Reason   string
+}
+
+func (e *SlotLostError) Error() string {
+	return fmt.Sprintf("replication slot %s %s; changes after %s are unreadable: re-bootstrap with `weir reset` (drops the state) and run again",
+		e.Slot, e.Reason, e.Position)
+}
+
+// Is makes errors.Is(err, ErrSlotLost) true.
+func (e *SlotLostError) Is(target error) bool { return target == ErrSlotLost }
+
+// replicationURL turns a postgres URL into one for a replication=database
+// connection.
+func replicationURL(raw string) string {
+	sep := "?"
+	if strings.Contains(raw, "?") {
+		sep = "&"
+	}
+	return raw + sep + "replication=database"
+}

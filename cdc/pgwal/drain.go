@@ -1,0 +1,171 @@
+package pgwal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/weirhq/weir/cdc"
+)
+
+// idleWait bounds one wait for a message; on expiry the drain asks the
+// server for a keepalive, which reports how far it has decoded.
+const idleWait = 2 * time.Second
+
+// stream is one drain: the replication connection and how far it got.
+type stream struct {
+	conn     *pgconn.PgConn
+	start    pglogrepl.LSN // the saved position: confirmed to the server as flushed
+	target   pglogrepl.LSN // the end of the WAL when the run connected
+	received pglogrepl.LSN // everything before it has been decoded and sent
+	dec      *decoder
+}
+
+// openStream starts replication at the saved position. It reads the end of
+// the WAL first, and writes a non-transactional logical message there so the
+// stream always carries a record at or past the end, even when the pair's
+// tables had no changes.
+func (r *run) openStream(ctx context.Context, start pglogrepl.LSN) (*stream, error) {
+	if err := checkSlot(ctx, r.src, r.name, start.String()); err != nil {
+		return nil, err
+	}
+	s := &stream{start: start, received: start, dec: newDecoder(r.tables, start)}
+	var end string
+	if err := r.src.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&end); err != nil {
+		return nil, fmt.Errorf("read WAL end: %w", err)
+	}
+	var err error
+	if s.target, err = pglogrepl.ParseLSN(end); err != nil {
+		return nil, fmt.Errorf("read WAL end: %w", err)
+	}
+	// Best effort: without the privilege the keepalives still report progress.
+	r.src.Exec(ctx, `SELECT pg_logical_emit_message(false, 'weir', $1)`, r.runID)
+	if s.conn, err = pgconn.Connect(ctx, replicationURL(r.cfg.SourceURL)); err != nil {
+		return nil, fmt.Errorf("replication connection: %w", err)
+	}
+	err = pglogrepl.StartReplication(ctx, s.conn, r.name, start, pglogrepl.StartReplicationOptions{
+		PluginArgs: []string{"proto_version '1'", fmt.Sprintf("publication_names '%s'", r.name), "messages 'true'"}})
+	if err != nil {
+		s.conn.Close(context.WithoutCancel(ctx))
+		return nil, r.startErr(start, err)
+	}
+	return s, nil
+}
+
+// startErr turns "slot does not exist" into a *SlotLostError.
+func (r *run) startErr(start pglogrepl.LSN, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "42704" || pgErr.Code == "55000") {
+		return fmt.Errorf("start replication: %w: %s", &SlotLostError{Slot: r.name, Position: start.String(), Reason: "cannot be used"}, pgErr.Message)
+	}
+	return fmt.Errorf("start replication on slot %s at %s: %w", r.name, start, err)
+}
+
+// drain reads until everything up to the target has been received and no
+// transaction is open, folding every change into w.
+func (s *stream) drain(ctx context.Context, w *cdc.Window) error {
+	for !(s.received >= s.target && !s.dec.inTx) {
+		msg, err := s.receive(ctx)
+		if err != nil {
+			return err
+		}
+		if msg == nil {
+			continue
+		}
+		if err := s.handle(ctx, msg, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// receive waits for one message; nil after an idle wait, having asked the
+// server for a keepalive.
+func (s *stream) receive(ctx context.Context) (pgproto3.BackendMessage, error) {
+	wctx, cancel := context.WithTimeout(ctx, idleWait)
+	defer cancel()
+	msg, err := s.conn.ReceiveMessage(wctx)
+	if err != nil && pgconn.Timeout(err) && ctx.Err() == nil {
+		debugf("idle: received %s target %s inTx %v", s.received, s.target, s.dec.inTx)
+		return nil, s.status(ctx, s.start, true)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("receive WAL: %w", err)
+	}
+	return msg, nil
+}
+
+func (s *stream) handle(ctx context.Context, msg pgproto3.BackendMessage, w *cdc.Window) error {
+	switch m := msg.(type) {
+	case *pgproto3.CopyData:
+		return s.copyData(ctx, m.Data, w)
+	case *pgproto3.ErrorResponse:
+		return fmt.Errorf("replication stream: %w", pgconn.ErrorResponseToPgError(m))
+	}
+	return nil
+}
+
+func (s *stream) copyData(ctx context.Context, data []byte, w *cdc.Window) error {
+	switch data[0] {
+	case pglogrepl.PrimaryKeepaliveMessageByteID:
+		ka, err := pglogrepl.ParsePrimaryKeepaliveMessage(data[1:])
+		if err != nil {
+			return fmt.Errorf("parse keepalive: %w", err)
+		}
+		s.advance(ka.ServerWALEnd)
+		if ka.ReplyRequested {
+			return s.status(ctx, s.start, false)
+		}
+	case pglogrepl.XLogDataByteID:
+		xld, err := pglogrepl.ParseXLogData(data[1:])
+		if err != nil {
+			return fmt.Errorf("parse XLogData: %w", err)
+		}
+		if err := s.dec.decode(xld.WALData, w); err != nil {
+			return err
+		}
+		s.advance(xld.WALStart)
+	}
+	return nil
+}
+
+func (s *stream) advance(lsn pglogrepl.LSN) {
+	if lsn > s.received {
+		s.received = lsn
+	}
+}
+
+// status reports pos as written, flushed and applied. During the drain pos
+// is the saved position: nothing new is confirmed before the destination
+// committed.
+func (s *stream) status(ctx context.Context, pos pglogrepl.LSN, reply bool) error {
+	err := pglogrepl.SendStandbyStatusUpdate(ctx, s.conn, pglogrepl.StandbyStatusUpdate{
+		WALWritePosition: pos, WALFlushPosition: pos, WALApplyPosition: pos, ReplyRequested: reply})
+	if err != nil {
+		return fmt.Errorf("standby status update: %w", err)
+	}
+	return nil
+}
+
+// confirm tells the slot that everything before pos is applied, so the
+// server may recycle that WAL; called only after the destination committed.
+func (s *stream) confirm(ctx context.Context, pos pglogrepl.LSN) error {
+	if err := s.status(ctx, pos, false); err != nil {
+		return fmt.Errorf("confirm %s to the slot (the destination has it; the next run re-reads and skips it): %w", pos, err)
+	}
+	return nil
+}
+
+func (s *stream) close(ctx context.Context) {
+	if s != nil && s.conn != nil {
+		s.conn.Close(context.WithoutCancel(ctx))
+	}
+}
+
+// debugf traces idle waits; tests set it (WEIR_PGWAL_TRACE).
+var debugf = func(format string, args ...any) {}
