@@ -7,5 +7,6 @@ import (
 	_ "github.com/weirhq/weir/routes/clickhouse" // clickhouse://, clickhouse+http(s)://
 	_ "github.com/weirhq/weir/routes/iceberg"    // iceberg://, iceberg+rest://
 	_ "github.com/weirhq/weir/routes/mysql"      // mysql://, mariadb://
+	_ "github.com/weirhq/weir/routes/objstore"   // s3://, gcs://, file:// and bare paths
 	_ "github.com/weirhq/weir/routes/postgres"   // postgres://, postgresql://
 )

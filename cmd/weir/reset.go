@@ -1,0 +1,43 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { commands = append(commands, newResetCmd) }
+
+func newResetCmd() *cobra.Command {
+	var file, task, to string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "reset --task NAME --to earliest|latest|OFFSET -f weir.yaml",
+		Short: "Move a model task's committed position (replay or skip)",
+		Long: `Reset writes a model task's new position into its sink's state, the way a
+commit does (an empty append with the new offsets, in the sink's own
+transaction). earliest replays every source from its start, latest skips to
+each source's head, an OFFSET (single-source models) reads on after it. Rows
+already in the sink stay: an upsert replay rewrites them unchanged, an append
+replay adds them again. Exit 75 while another run holds the sink.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := errors.Join(required("--task", task), required("--to", to)); err != nil {
+				return &ExitCodeError{Code: ExitBadInput, Err: err}
+			}
+			r, err := loadRunner(file)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			rep, err := r.Reset(cmd.Context(), task, to)
+			return printReport(cmd.OutOrStdout(), rep, err, asJSON)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
+	f.StringVar(&task, "task", "", "the model task (required)")
+	f.StringVar(&to, "to", "", "earliest, latest or an offset (required)")
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON on stdout")
+	return cmd
+}

@@ -1,0 +1,102 @@
+package objstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/objstore"
+	"github.com/weirhq/weir/routes/objstore/objstoretest"
+	"github.com/weirhq/weir/routes/routestest"
+)
+
+// A run cancelled mid-copy leaves the previous manifest and files readable
+// and none of its own files behind.
+func TestCopy_CancelKeepsPreviousTable(t *testing.T) {
+	eachStore(t, func(t *testing.T, f *objstoretest.Fixture) {
+		ctx := testContext(t)
+		mustCopy(t, ctx, f, "t", routestest.Rows(1, 100), routes.ModeReplace)
+		before, _ := objstoretest.ReadManifest(t, ctx, f.Endpoint(t, ctx), "t")
+
+		cctx, cancel := context.WithCancel(ctx)
+		src := &objstoretest.Source{Table: objstoretest.Info("t"), Rows: routestest.Rows(1, 30000), BatchLen: 100, Block: make(chan struct{})}
+		done := make(chan error, 1)
+		go func() {
+			_, err := copyFrom(cctx, src, f, "t", routes.ModeReplace, nil)
+			done <- err
+		}()
+		go feed(cctx, src.Block) // slowly, so the run is cancelled mid-copy
+		waitForRunFiles(t, ctx, f, "t", before)
+		cancel()
+		err := <-done
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled copy returned %v", err)
+		}
+		after, _ := objstoretest.ReadManifest(t, ctx, f.Endpoint(t, ctx), "t")
+		if after.RunID != before.RunID || len(after.Files) != len(before.Files) {
+			t.Fatalf("the manifest changed: run %s → %s", before.RunID, after.RunID)
+		}
+		expectRows(t, ctx, f, "t", routestest.Rows(1, 100))
+		if left := f.Staging(t, ctx, "t"); len(left) > 0 {
+			t.Fatalf("the cancelled run left %v", left)
+		}
+	})
+}
+
+func feed(ctx context.Context, ch chan struct{}) {
+	for {
+		select {
+		case ch <- struct{}{}:
+			time.Sleep(5 * time.Millisecond)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// waitForRunFiles waits until a new run has written a part file.
+func waitForRunFiles(t *testing.T, ctx context.Context, f *objstoretest.Fixture, table string, m *objstore.Manifest) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, k := range f.Keys(ctx, table) {
+			if strings.Contains(k, "/run=") && !strings.Contains(k, "/run="+m.RunID+"/") {
+				return
+			}
+		}
+	}
+	t.Fatal("the second run wrote no file")
+}
+
+// A killed run (files written, no commit, no abort, its lease left to
+// expire) is invisible to readers, and the next run sweeps its files.
+func TestCopy_KilledRunInvisibleThenSwept(t *testing.T) {
+	eachStore(t, func(t *testing.T, f *objstoretest.Fixture) {
+		ctx := testContext(t)
+		mustCopy(t, ctx, f, "t", routestest.Rows(1, 50), routes.ModeReplace)
+		f.Put(t, "t/run=dead0001/part-000-0000.parquet", []byte("half a file"))
+		putLock(t, f, "t", "dead0001", time.Now().Add(-time.Second))
+		expectRows(t, ctx, f, "t", routestest.Rows(1, 50))
+		if left := f.Staging(t, ctx, "t"); len(left) != 2 {
+			t.Fatalf("staging = %v, want the killed run's file and lock", left)
+		}
+		mustCopy(t, ctx, f, "t", routestest.Rows(1, 60), routes.ModeAppend)
+		expectRows(t, ctx, f, "t", routestest.Rows(1, 60))
+		if left := f.Staging(t, ctx, "t"); len(left) > 0 {
+			t.Fatalf("the next run left %v", left)
+		}
+	})
+}
+
+// A weir table folder whose first run never committed is not a table.
+func TestProbe_UncommittedTableNotFound(t *testing.T) {
+	ctx := testContext(t)
+	f := objstoretest.NewFile(t)
+	f.Put(t, "t/run=dead0001/part-000-0000.parquet", []byte("x"))
+	_, err := f.Endpoint(t, ctx).Probe(ctx, routes.TableRef{Name: "t"})
+	if !errors.Is(err, routes.ErrNotFound) || !strings.Contains(err.Error(), "no committed run") {
+		t.Fatalf("probe: got %v, want not found (no committed run)", err)
+	}
+}

@@ -1,0 +1,34 @@
+// Package objstore is weir's route for object stores and local files:
+// s3:// (any S3-compatible endpoint), gcs:// and file:// (or a bare path).
+//
+// As a destination it writes Parquet (zstd, default) or CSV.gz files under a
+// run-scoped prefix and publishes them in one step by writing the table's
+// manifest last:
+//
+//	<prefix>/<table>/_weir_manifest.json          the table: format, schema, files, state
+//	<prefix>/<table>/_weir_lock.json              the lease of the run writing it
+//	<prefix>/<table>/run=<runid>/part-<pipe>-<n>.parquet
+//
+// Readers that follow the manifest never see a file of an unfinished,
+// failed or killed run; replace deletes old runs' files only after the new
+// manifest is in place; append lists the previous files plus the new run's.
+// The manifest is also the state store (routes.StateReader). Runs exclude
+// each other with a lease object created with a conditional write (S3
+// If-None-Match, GCS DoesNotExist, O_EXCL-like flock for files) and
+// refreshed while the stage lives; the manifest itself is written with a
+// compare-and-swap on the version read at Prepare, so a run that lost its
+// lease can never overwrite a newer table. docs/objstore.md has the details
+// and the limits.
+//
+// As a source, a table name is a path under the URL's prefix: a weir table
+// (read through its manifest), a .parquet / .csv / .csv.gz file, or a folder
+// of them. CSV types are inferred (see InferRows).
+//
+// The URL's query parameters: format (parquet, csv.gz, csv), endpoint and
+// region (S3; endpoint also for a GCS emulator), path_style, lease,
+// file_bytes, part_bytes, row_group_bytes. S3 credentials come from the
+// URL's user:password or the AWS SDK's default chain; GCS from Application
+// Default Credentials.
+//
+// Subpackage where holds the filter language weir.Read uses.
+package objstore

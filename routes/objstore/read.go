@@ -1,0 +1,228 @@
+package objstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/objstore/where"
+)
+
+// batchSource is an opened file's batches, in the columns asked for.
+type batchSource = array.RecordReader
+
+type batchOptions struct {
+	mem   memory.Allocator
+	chunk int
+	read  *atomic.Int64 // bytes read from the store
+}
+
+// Read opens one pipe over one file (or row groups of one). Rows outside
+// the (After, Until] cursor window are dropped as they are read: files
+// have no index to skip them.
+func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOptions) (routes.Stream, error) {
+	var spec rangeSpec
+	if err := json.Unmarshal([]byte(r.Predicate), &spec); err != nil {
+		return nil, fmt.Errorf("range %q: %w", r.Label, err)
+	}
+	out, err := outputSchema(r.Table, opts.Columns)
+	if err != nil {
+		return nil, err
+	}
+	filter, need, err := windowFilter(r.Table, out, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	if opts.ChunkBytes <= 0 {
+		opts.ChunkBytes = routes.DefaultChunkBytes
+	}
+	s := &fileStream{ctx: ctx, schema: out, filter: filter, mem: opts.Allocator}
+	s.refs.Store(1)
+	bo := batchOptions{mem: opts.Allocator, chunk: opts.ChunkBytes, read: &s.bytes}
+	s.open = func() (batchSource, error) { return e.openBatches(ctx, spec, r.Table, need, bo) }
+	return s, nil
+}
+
+func (e *Endpoint) openBatches(ctx context.Context, spec rangeSpec, info *routes.TableInfo, need []string, bo batchOptions) (batchSource, error) {
+	if spec.File.Format == FormatParquet {
+		return e.parquetBatches(ctx, spec, need, bo)
+	}
+	schema, err := outputSchema(info, need)
+	if err != nil {
+		return nil, err
+	}
+	return e.csvBatches(ctx, spec, schema, bo)
+}
+
+// outputSchema is the table's schema projected to cols (all when nil).
+func outputSchema(info *routes.TableInfo, cols []string) (*arrow.Schema, error) {
+	if cols == nil {
+		return info.Schema(), nil
+	}
+	sub := &routes.TableInfo{Scheme: info.Scheme}
+	for _, name := range cols {
+		c, ok := info.Column(name)
+		if !ok {
+			return nil, &routes.ProbeError{Table: info.Ref.String(), Column: name, Problem: "no such column"}
+		}
+		sub.Columns = append(sub.Columns, c)
+	}
+	return sub.Schema(), nil
+}
+
+// windowFilter turns the cursor window into a filter, and returns the
+// columns to read: the output's plus the cursor.
+func windowFilter(info *routes.TableInfo, out *arrow.Schema, opts routes.ReadOptions) (*where.Filter, []string, error) {
+	var need []string
+	for _, f := range out.Fields() {
+		need = append(need, f.Name)
+	}
+	if opts.After == "" && opts.Until == "" {
+		return nil, need, nil
+	}
+	col, ok := info.Column(opts.Cursor)
+	if !ok {
+		return nil, nil, &routes.ProbeError{Table: info.Ref.String(), Column: opts.Cursor, Problem: "cursor column does not exist", Hint: "name an existing column with --cursor"}
+	}
+	var e where.Expr
+	if opts.After != "" {
+		e = &where.Cmp{Col: col.Name, Op: where.Gt, Lit: where.String(opts.After)}
+	}
+	if opts.Until != "" {
+		var u where.Expr = &where.Cmp{Col: col.Name, Op: where.LtEq, Lit: where.String(opts.Until)}
+		if e != nil {
+			u = &where.And{L: e, R: u}
+		}
+		e = u
+	}
+	if out.FieldIndices(col.Name) == nil {
+		need = append(need, col.Name)
+	}
+	f, err := where.Compile(e, (&routes.TableInfo{Columns: []routes.Column{col}}).Schema())
+	return f, need, err
+}
+
+// fileStream is one pipe: batches of one file, filtered by the cursor
+// window and rebound to the table's schema. The file opens on the first
+// Next.
+type fileStream struct {
+	ctx    context.Context // the Read call's: RecordReader has no ctx parameter
+	schema *arrow.Schema
+	filter *where.Filter
+	mem    memory.Allocator
+	open   func() (batchSource, error)
+
+	src   batchSource
+	cur   arrow.RecordBatch
+	err   error
+	done  bool
+	refs  atomic.Int64
+	rows  atomic.Int64
+	bytes atomic.Int64
+}
+
+var _ routes.Counter = (*fileStream)(nil)
+
+func (s *fileStream) Schema() *arrow.Schema          { return s.schema }
+func (s *fileStream) RecordBatch() arrow.RecordBatch { return s.cur }
+func (s *fileStream) Record() arrow.RecordBatch      { return s.cur }
+func (s *fileStream) Err() error                     { return s.err }
+func (s *fileStream) Rows() int64                    { return s.rows.Load() }
+func (s *fileStream) Bytes() int64                   { return s.bytes.Load() }
+func (s *fileStream) Retain()                        { s.refs.Add(1) }
+
+func (s *fileStream) Release() {
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	s.releaseCur()
+	s.closeSrc()
+}
+
+func (s *fileStream) releaseCur() {
+	if s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
+}
+
+func (s *fileStream) closeSrc() {
+	if s.src != nil {
+		s.src.Release()
+		s.src = nil
+	}
+}
+
+func (s *fileStream) Next() bool {
+	s.releaseCur()
+	if s.done {
+		return false
+	}
+	if s.src == nil {
+		if s.src, s.err = s.open(); s.err != nil {
+			return s.finish()
+		}
+	}
+	for s.ctx.Err() == nil && s.src.Next() {
+		rec, err := s.shape(s.src.RecordBatch())
+		if err != nil {
+			s.err = err
+			return s.finish()
+		}
+		if rec != nil {
+			s.cur = rec
+			s.rows.Add(rec.NumRows())
+			return true
+		}
+	}
+	s.err = s.src.Err()
+	return s.finish()
+}
+
+// finish ends the stream: the context's error wins, the file is closed.
+func (s *fileStream) finish() bool {
+	if err := s.ctx.Err(); err != nil {
+		s.err = err
+	}
+	s.done = true
+	s.closeSrc()
+	return false
+}
+
+// shape filters rec and rebinds its columns, by name, to the stream's
+// schema; nil when no row is left.
+func (s *fileStream) shape(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if s.filter != nil {
+		kept, err := s.filter.Apply(s.ctx, rec, s.mem)
+		if err != nil || kept == nil {
+			return nil, err
+		}
+		defer kept.Release()
+		rec = kept
+	}
+	if rec.NumRows() == 0 {
+		return nil, nil
+	}
+	cols := make([]arrow.Array, s.schema.NumFields())
+	for i, f := range s.schema.Fields() {
+		idx := rec.Schema().FieldIndices(f.Name)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("file has no column %q", f.Name)
+		}
+		c := rec.Column(idx[0])
+		if !arrow.TypeEqual(c.DataType(), f.Type) {
+			return nil, fmt.Errorf("column %q is %s in this file, %s in the table", f.Name, c.DataType(), f.Type)
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(s.schema, cols, rec.NumRows()), nil
+}

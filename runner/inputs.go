@@ -1,0 +1,182 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/incremental"
+	"github.com/weirhq/weir/routes"
+)
+
+// input is one source of a model: a consumer over its table (nil for a
+// table without a cursor, read whole by a replace model) and the batch this
+// run reads, registered in DuckDB as the view name.
+type input struct {
+	name string
+	addr dagfile.TableAddr
+	src  routes.Source
+	info *routes.TableInfo
+	c    *incremental.Consumer
+	b    *incremental.Batch
+	view bool // DuckDB owns the stream (loaded)
+}
+
+func (in *input) release() {
+	if in.b != nil && in.b.Stream != nil && !in.view {
+		in.b.Stream.Release()
+	}
+}
+
+// modelSources returns a model's sources by view name: input for source:,
+// the names of sources: otherwise.
+func modelSources(m *dagfile.Model) map[string]dagfile.TableAddr {
+	if !m.Source.IsZero() {
+		return map[string]dagfile.TableAddr{"input": m.Source}
+	}
+	return m.Sources
+}
+
+// sortedNames returns the keys of a source map in order.
+func sortedNames(srcs map[string]dagfile.TableAddr) []string {
+	names := make([]string, 0, len(srcs))
+	for n := range srcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// openInputs probes each source and places a consumer at the task's
+// committed mark (or at start: when the sink holds none).
+func (run *modelRun) openInputs(ctx context.Context) error {
+	start, err := incremental.ParseStart(run.m.Start)
+	if err != nil {
+		return err
+	}
+	srcs := modelSources(run.m)
+	for _, name := range sortedNames(srcs) {
+		in, err := run.openInput(ctx, name, srcs[name], start)
+		if errors.Is(err, routes.ErrNotFound) {
+			run.missing = append(run.missing, srcs[name].String())
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("source %s (%s): %w", name, srcs[name], err)
+		}
+		run.inputs = append(run.inputs, in)
+	}
+	return nil
+}
+
+func (run *modelRun) openInput(ctx context.Context, name string, addr dagfile.TableAddr, start incremental.Start) (*input, error) {
+	src, err := run.r.source(ctx, addr.Conn)
+	if err != nil {
+		return nil, err
+	}
+	info, err := src.Probe(ctx, tableRef(addr))
+	if err != nil {
+		return nil, err
+	}
+	in := &input{name: name, addr: addr, src: src, info: info}
+	cfg := incremental.Config{Task: run.t.Name, Name: name, Source: src, Table: info.Ref, Start: start,
+		Allocator: run.r.opts.Allocator, Budget: run.r.opts.Budget, Probe: info}
+	if mk, ok := run.marks[name]; ok && run.found {
+		cfg.Committed = &mk
+	}
+	in.c, err = incremental.NewConsumer(ctx, cfg)
+	var pe *routes.ProbeError
+	if run.mode == routes.ModeReplace && errors.As(err, &pe) {
+		return in, nil // no cursor: a replace model reads the whole table
+	}
+	return in, err
+}
+
+// poll reads each source's batch: what is past the committed mark for
+// append and upsert (bounded by max_batch_rows, and by a batch already
+// quarantined but not yet committed); the whole table up to its head for
+// replace.
+func (run *modelRun) poll(ctx context.Context) error {
+	for _, in := range run.inputs {
+		if err := run.pollInput(ctx, in); err != nil {
+			return fmt.Errorf("poll %s: %w", in.addr, err)
+		}
+		run.rep.Offsets[in.name] = OffsetRange{Table: in.addr.String(), From: in.b.From, To: in.b.To}
+	}
+	return nil
+}
+
+func (run *modelRun) pollInput(ctx context.Context, in *input) error {
+	var err error
+	if in.c == nil {
+		in.b = &incremental.Batch{Source: in.name, Base: -1}
+		in.b.Stream, err = incremental.ReadTable(ctx, in.src, in.info, run.r.opts.Budget, run.r.opts.Allocator)
+		return err
+	}
+	opts := incremental.PollOptions{}
+	if run.mode == routes.ModeReplace {
+		in.c.Seek("")
+	} else {
+		opts.MaxRows = int64(run.m.MaxBatchRows)
+		if opts.MaxRows > 0 && in.c.Cursor() == incremental.SnapshotCursor {
+			run.r.warnf("task %s: max_batch_rows is not applied to the Iceberg source %s yet (a batch is every snapshot since the last run)", run.t.Name, in.addr)
+			opts.MaxRows = 0
+		}
+		opts.Until = run.pendingUntil(in)
+		opts.Count = run.m.OnChange != "ignore" && in.c.Cursor() != incremental.SnapshotCursor
+	}
+	in.b, err = in.c.Poll(ctx, opts)
+	return err
+}
+
+// pendingUntil: when the quarantine table holds a mark ahead of the sink's,
+// a run quarantined that batch and died before its sink commit; this run
+// reads exactly that batch again, so its bad rows are not quarantined twice.
+func (run *modelRun) pendingUntil(in *input) string {
+	q, ok := run.qmarks[in.name]
+	if !run.qfound || !ok || q.Offset == "" {
+		return ""
+	}
+	if incremental.Compare(q.Offset, in.c.Position()) > 0 {
+		return q.Offset
+	}
+	return ""
+}
+
+// pending reports whether this run re-reads a batch already quarantined.
+func (run *modelRun) pending() bool {
+	if !run.qfound || run.mode == routes.ModeReplace {
+		return false
+	}
+	for _, in := range run.inputs {
+		if q, ok := run.qmarks[in.name]; !ok || q.Offset != in.b.To {
+			return false
+		}
+	}
+	return len(run.inputs) > 0
+}
+
+// loadInputs copies each batch into DuckDB as a temporary table named
+// like its view (input, or the names of sources:). A raw Arrow view would
+// be read once only, and DuckDB's pushdowns into it are wrong (see package
+// duck): the copy is Arrow into DuckDB's columns, never row by row.
+func (run *modelRun) loadInputs(ctx context.Context) error {
+	for _, in := range run.inputs {
+		in.view = true
+		if _, err := run.db.Load(ctx, in.name, in.b.Stream); err != nil {
+			return fmt.Errorf("load %s: %w", in.addr, err)
+		}
+	}
+	return nil
+}
+
+// rowsIn sums the rows the sources delivered.
+func (run *modelRun) rowsIn() int64 {
+	var n int64
+	for _, in := range run.inputs {
+		n += in.b.Rows()
+	}
+	return n
+}

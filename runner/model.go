@@ -1,0 +1,241 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/incremental"
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/runner/duck"
+)
+
+// QuarantineSuffix names the table a model's bad rows go to: <sink>__quarantine.
+const QuarantineSuffix = "__quarantine"
+
+// modelRun is one batch of one model task.
+type modelRun struct {
+	r       *Runner
+	t       *dagfile.Task
+	m       *dagfile.Model
+	rep     *Report
+	mode    routes.Mode // how the sink commits: append, merge (upsert) or replace
+	sink    routes.Destination
+	ref     routes.TableRef   // the sink table
+	qref    routes.TableRef   // <sink>__quarantine
+	marks   incremental.Marks // committed in the sink
+	found   bool              // the sink holds the task's state
+	qmarks  incremental.Marks // committed in the quarantine table
+	qfound  bool
+	inputs  []*input
+	missing []string // sources that do not exist yet
+	engine  *engineFuture
+	db      *duck.DB
+}
+
+// runModel reads what is new in the model's sources, runs its SQL in
+// DuckDB, checks its contract and commits the result with the new offsets
+// in the sink's own commit.
+func (r *Runner) runModel(ctx context.Context, t *dagfile.Task, rep *Report) error {
+	run, err := r.newModelRun(ctx, t, rep)
+	if err != nil {
+		return err
+	}
+	defer run.close()
+	run.engine = r.startEngine(ctx)
+	if err := run.openInputs(ctx); err != nil {
+		return err
+	}
+	if len(run.missing) > 0 {
+		// An upstream task that has not loaded anything yet: nothing to read.
+		r.warnf("task %s: %s does not exist yet (has its upstream run?); nothing to do", t.Name, strings.Join(run.missing, ", "))
+		rep.NothingNew = true
+		return nil
+	}
+	if err := run.poll(ctx); err != nil {
+		return err
+	}
+	if err := run.checkChanges(ctx); err != nil {
+		return err
+	}
+	if run.nothingNew() {
+		rep.NothingNew = true
+		return run.lag(ctx)
+	}
+	if err := run.execute(ctx); err != nil {
+		return err
+	}
+	return run.lag(ctx)
+}
+
+func (r *Runner) newModelRun(ctx context.Context, t *dagfile.Task, rep *Report) (*modelRun, error) {
+	m := t.Model
+	mode, err := sinkMode(m.Mode)
+	if err != nil {
+		return nil, err
+	}
+	sink, err := r.destination(ctx, m.Sink.Conn)
+	if err != nil {
+		return nil, err
+	}
+	ref := tableRef(m.Sink)
+	run := &modelRun{r: r, t: t, m: m, rep: rep, mode: mode, sink: sink, ref: ref,
+		qref: routes.TableRef{Schema: ref.Schema, Name: ref.Name + QuarantineSuffix}}
+	if run.marks, run.found, err = incremental.LoadMarks(ctx, sink, ref, t.Name); err != nil {
+		return nil, fmt.Errorf("sink %s: %w", m.Sink, err)
+	}
+	if t.Contract != nil {
+		if run.qmarks, run.qfound, err = incremental.LoadMarks(ctx, sink, run.qref, t.Name); err != nil {
+			return nil, fmt.Errorf("quarantine %s: %w", run.qref, err)
+		}
+	}
+	return run, nil
+}
+
+// sinkMode maps a model's mode to the sink's commit mode.
+func sinkMode(mode string) (routes.Mode, error) {
+	switch mode {
+	case "", "append":
+		return routes.ModeAppend, nil
+	case "upsert":
+		return routes.ModeMerge, nil
+	case "replace":
+		return routes.ModeReplace, nil
+	}
+	return "", routes.BadInput("model mode %q: use append, upsert or replace", mode)
+}
+
+// close releases the input streams and clears the engine for the next run.
+func (run *modelRun) close() {
+	for _, in := range run.inputs {
+		in.release()
+	}
+	if run.engine != nil {
+		run.r.releaseEngine(run.engine)
+	}
+}
+
+// nothingNew: every source is past nothing new since the last commit, so
+// the run writes nothing (a replace model recomputes only when a source
+// moved, which only Iceberg snapshots tell reliably).
+func (run *modelRun) nothingNew() bool {
+	if !run.found {
+		return false
+	}
+	for _, in := range run.inputs {
+		mk, ok := run.marks[in.name]
+		if !ok || in.c == nil || in.b.To != mk.Offset {
+			return false
+		}
+		if run.mode == routes.ModeReplace && in.c.Cursor() != incremental.SnapshotCursor {
+			return false
+		}
+	}
+	return true
+}
+
+// lag records how far the sources are behind their heads after the run:
+// the head as polled (rows that arrived since wait for the next run).
+func (run *modelRun) lag(ctx context.Context) error {
+	for _, in := range run.inputs {
+		if in.c == nil {
+			continue
+		}
+		l := incremental.LagBetween(in.b.To, in.b.Head, in.info.RowEstimate)
+		if in.b.Head == "" {
+			var err error
+			if l, err = in.c.Lag(ctx); err != nil {
+				return err
+			}
+		}
+		run.rep.Lag += l.Behind
+	}
+	return nil
+}
+
+// sqlText is the model's SQL, inline or from sql_file, without a trailing
+// semicolon.
+func (run *modelRun) sqlText() (string, error) {
+	text := run.m.SQL
+	if run.m.SQLPath != "" {
+		data, err := os.ReadFile(run.m.SQLPath)
+		if err != nil {
+			return "", routes.BadInput("model %s: sql_file: %v", run.t.Name, err)
+		}
+		text = string(data)
+	}
+	text = strings.TrimRight(strings.TrimSpace(text), "; \t\r\n")
+	if text == "" {
+		return "", routes.BadInput("model %s: the SQL is empty", run.t.Name)
+	}
+	return text, nil
+}
+
+// execute runs the SQL over the registered batches, quarantines the rows
+// that break the contract, and writes and commits the rest.
+func (run *modelRun) execute(ctx context.Context) error {
+	text, err := run.sqlText()
+	if err != nil {
+		return err
+	}
+	if run.engine == nil {
+		run.engine = run.r.startEngine(ctx)
+	}
+	if run.db, err = run.engine.get(); err != nil {
+		return err
+	}
+	if err := run.loadInputs(ctx); err != nil {
+		return err
+	}
+	if run.t.Contract == nil {
+		return run.writeDirect(ctx, text)
+	}
+	chk, err := run.checkContract(ctx, text)
+	if err != nil {
+		return err
+	}
+	return run.writeChecked(ctx, chk)
+}
+
+// writeDirect streams the SQL's result into the sink.
+func (run *modelRun) writeDirect(ctx context.Context, text string) error {
+	if _, err := run.db.Plan(ctx, text); err != nil {
+		return routes.BadInput("model %s: %v", run.t.Name, err)
+	}
+	res, err := run.db.Query(ctx, text)
+	if err != nil {
+		return routes.BadInput("model %s: %v", run.t.Name, err)
+	}
+	defer res.Release()
+	stage, err := run.prepareSink(ctx, res.Schema())
+	if err != nil {
+		return err
+	}
+	return run.finishSink(ctx, stage, res)
+}
+
+// writeChecked quarantines the bad rows, then streams the good ones into
+// the sink.
+func (run *modelRun) writeChecked(ctx context.Context, chk *checked) error {
+	schema, err := run.db.Schema(ctx, chk.goodSQL)
+	if err != nil {
+		return err
+	}
+	stage, err := run.prepareSink(ctx, schema)
+	if err != nil {
+		return err
+	}
+	if err := run.quarantine(ctx, chk); err != nil {
+		abortStage(ctx, stage)
+		return err
+	}
+	res, err := run.db.Query(ctx, chk.goodSQL)
+	if err != nil {
+		abortStage(ctx, stage)
+		return err
+	}
+	defer res.Release()
+	return run.finishSink(ctx, stage, res)
+}

@@ -1,0 +1,62 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/routes"
+)
+
+// Report is what one run of one task did: the JSON object `weir once
+// --json` prints and the generated Dagster assets attach as metadata
+// (rows, offsets, lag and elapsed_ms are the keys they rely on).
+type Report struct {
+	Task        string                 `json:"task"`
+	Kind        string                 `json:"kind"` // transfer | model
+	RunID       string                 `json:"run_id"`
+	Mode        string                 `json:"mode"`
+	Sink        string                 `json:"sink"`                  // conn:schema.table (the first, for a multi-table transfer)
+	Rows        int64                  `json:"rows"`                  // rows written to the sink (= rows_out)
+	RowsIn      int64                  `json:"rows_in"`               // rows read from the sources
+	RowsOut     int64                  `json:"rows_out"`              // rows written to the sink
+	Quarantined int64                  `json:"quarantined"`           // rows written to <sink>__quarantine
+	Bytes       int64                  `json:"bytes,omitempty"`       // bytes read (transfers)
+	Offsets     map[string]OffsetRange `json:"offsets"`               // per source: the window read
+	Lag         int64                  `json:"lag"`                   // sum of the sources' lag after the run
+	NothingNew  bool                   `json:"nothing_new,omitempty"` // no source had anything new: nothing written
+	Changes     []string               `json:"changes,omitempty"`     // on_change findings
+	ElapsedMS   int64                  `json:"elapsed_ms"`
+	Error       string                 `json:"error,omitempty"`
+	start       time.Time
+}
+
+// OffsetRange is the window a run read from one source: From < offset <= To.
+type OffsetRange struct {
+	Table string `json:"table"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+}
+
+func newReport(t *dagfile.Task) *Report {
+	rep := &Report{Task: t.Name, Kind: string(t.Kind), RunID: routes.NewRunID(),
+		Offsets: map[string]OffsetRange{}, start: time.Now()}
+	if s := t.Sink(); !s.IsZero() {
+		rep.Sink = s.String()
+	}
+	switch {
+	case t.Transfer != nil:
+		rep.Mode = t.Transfer.Mode
+	case t.Model != nil:
+		rep.Mode = t.Model.Mode
+	}
+	return rep
+}
+
+// finish stamps the elapsed time and the error.
+func (r *Report) finish(err error) {
+	r.Rows = r.RowsOut
+	r.ElapsedMS = time.Since(r.start).Milliseconds()
+	if err != nil {
+		r.Error = routes.Redact(err.Error())
+	}
+}

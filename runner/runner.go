@@ -1,0 +1,174 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/runner/duck"
+)
+
+// Options tune a Runner. Zero values are the defaults.
+type Options struct {
+	Budget    routes.Budget    // pipes and chunk size of transfers and reads
+	Engine    duck.Options     // DuckDB memory limit, threads, spill folder
+	Log       io.Writer        // warnings (on_change: warn); default os.Stderr
+	Allocator memory.Allocator // Arrow memory; default memory.DefaultAllocator
+}
+
+// Runner executes the tasks of one dagfile. It keeps one endpoint per
+// connection open until Close; it is not safe for concurrent use.
+type Runner struct {
+	file *dagfile.File
+	opts Options
+	mu   sync.Mutex
+	eps  map[string]routes.Endpoint
+	db   *duck.DB // the engine kept between model runs
+}
+
+// Load reads a dagfile (expanding ${VAR} from the environment) and returns
+// a Runner for it. A malformed dagfile is bad input (errors.Is
+// routes.ErrBadInput, exit 2); its error lists every problem with
+// file:line:col.
+func Load(path string, opts Options) (*Runner, error) {
+	f, err := dagfile.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", routes.ErrBadInput, err)
+	}
+	return New(f, opts), nil
+}
+
+// New returns a Runner for a parsed dagfile.
+func New(f *dagfile.File, opts Options) *Runner {
+	if opts.Log == nil {
+		opts.Log = os.Stderr
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	opts.Budget = opts.Budget.Fill()
+	return &Runner{file: f, opts: opts, eps: map[string]routes.Endpoint{}}
+}
+
+// File is the dagfile the runner executes.
+func (r *Runner) File() *dagfile.File { return r.file }
+
+// Close closes every endpoint the runner opened.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for name, ep := range r.eps {
+		errs = append(errs, ep.Close())
+		delete(r.eps, name)
+	}
+	if r.db != nil {
+		errs = append(errs, r.db.Close())
+		r.db = nil
+	}
+	return errors.Join(errs...)
+}
+
+// task returns the named task, or bad input naming the defined ones.
+func (r *Runner) task(name string) (*dagfile.Task, error) {
+	if t := r.file.Task(name); t != nil {
+		return t, nil
+	}
+	var names []string
+	for _, t := range r.file.Tasks {
+		names = append(names, t.Name)
+	}
+	return nil, routes.BadInput("%s has no task %q (tasks: %v)", r.file.Path, name, names)
+}
+
+// Once runs one batch of one task and reports it: a transfer copies its
+// tables; a model reads what is new since its committed offsets, runs its
+// SQL and commits the result with the new offsets. The report is returned
+// even with an error, as far as the run got.
+func (r *Runner) Once(ctx context.Context, name string) (*Report, error) {
+	t, err := r.task(name)
+	if err != nil {
+		return nil, err
+	}
+	rep := newReport(t)
+	if t.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.Timeout)
+		defer cancel()
+	}
+	switch t.Kind {
+	case dagfile.KindTransfer:
+		err = r.runTransfer(ctx, t, rep)
+	case dagfile.KindModel:
+		err = r.runModel(ctx, t, rep)
+	default:
+		err = fmt.Errorf("%w: task %s: %s tasks are run by the stream runner, not by weir once", routes.ErrUnsupported, t.Name, t.Kind)
+	}
+	rep.finish(err)
+	if err != nil {
+		return rep, fmt.Errorf("task %s: %w", t.Name, err)
+	}
+	return rep, nil
+}
+
+// endpoint opens a connection once per runner (a model whose source and
+// sink share a connection uses one endpoint for both).
+func (r *Runner) endpoint(ctx context.Context, conn string) (routes.Endpoint, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ep, ok := r.eps[conn]; ok {
+		return ep, nil
+	}
+	c := r.file.Connections[conn]
+	if c == nil {
+		return nil, routes.BadInput("unknown connection %q", conn)
+	}
+	ep, err := routes.Open(ctx, ResolveURL(c.URL(), r.file.Dir))
+	if err != nil {
+		return nil, fmt.Errorf("connection %s: %w", conn, err)
+	}
+	r.eps[conn] = ep
+	return ep, nil
+}
+
+// source opens a connection as a Source.
+func (r *Runner) source(ctx context.Context, conn string) (routes.Source, error) {
+	ep, err := r.endpoint(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := routes.As[routes.Source](ep); ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("%w: connection %s cannot be read from", routes.ErrUnsupported, conn)
+}
+
+// destination opens a connection as a Destination.
+func (r *Runner) destination(ctx context.Context, conn string) (routes.Destination, error) {
+	ep, err := r.endpoint(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := routes.As[routes.Destination](ep); ok {
+		return d, nil
+	}
+	return nil, fmt.Errorf("%w: connection %s cannot be written to", routes.ErrUnsupported, conn)
+}
+
+// tableRef turns a dagfile address into a routes table: schema and name
+// (an object path, for file and object-store connections).
+func tableRef(a dagfile.TableAddr) routes.TableRef {
+	return routes.TableRef{Schema: a.Schema, Name: a.Table}
+}
+
+// warnf writes a warning line to the log.
+func (r *Runner) warnf(format string, args ...any) {
+	fmt.Fprintf(r.opts.Log, "weir: warning: "+format+"\n", args...)
+}

@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/incremental"
+	"github.com/weirhq/weir/routes"
+)
+
+// TaskStatus is where a task stands: its committed position in each
+// source, the source's head and the lag between them.
+type TaskStatus struct {
+	Task      string         `json:"task"`
+	Kind      string         `json:"kind"`
+	Mode      string         `json:"mode"`
+	Sink      string         `json:"sink"`
+	Committed bool           `json:"committed"` // the sink holds the task's offsets (false before its first commit)
+	Sources   []SourceStatus `json:"sources"`
+	Lag       int64          `json:"lag"` // sum of the sources' lag
+	Error     string         `json:"error,omitempty"`
+}
+
+// SourceStatus is one source of a task.
+type SourceStatus struct {
+	Name    string          `json:"name"` // the view name (models) or the source table (transfers)
+	Table   string          `json:"table"`
+	Cursor  string          `json:"cursor,omitempty"`
+	Lag     incremental.Lag `json:"lag"`
+	Missing bool            `json:"missing,omitempty"` // the table does not exist yet
+}
+
+// Status reports every task's position, head and lag. A task that cannot
+// be inspected carries its error; the others are still reported.
+func (r *Runner) Status(ctx context.Context, tasks []*dagfile.Task) []TaskStatus {
+	out := make([]TaskStatus, 0, len(tasks))
+	for _, t := range tasks {
+		st := TaskStatus{Task: t.Name, Kind: string(t.Kind), Mode: newReport(t).Mode, Sink: t.Sink().String()}
+		var err error
+		switch t.Kind {
+		case dagfile.KindModel:
+			err = r.modelStatus(ctx, t, &st)
+		case dagfile.KindTransfer:
+			err = r.transferStatus(ctx, t, &st)
+		default:
+			err = fmt.Errorf("%w: status of %s tasks", routes.ErrUnsupported, t.Kind)
+		}
+		if err != nil {
+			st.Error = routes.Redact(err.Error())
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func (r *Runner) modelStatus(ctx context.Context, t *dagfile.Task, st *TaskStatus) error {
+	run, err := r.newModelRun(ctx, t, newReport(t))
+	if err != nil {
+		return err
+	}
+	defer run.close()
+	st.Committed = run.found
+	if err := run.openInputs(ctx); err != nil {
+		return err
+	}
+	for _, in := range run.inputs {
+		ss := SourceStatus{Name: in.name, Table: in.addr.String()}
+		if in.c != nil {
+			ss.Cursor = in.c.Cursor()
+			if ss.Lag, err = in.c.Lag(ctx); err != nil {
+				return err
+			}
+		}
+		st.Lag += ss.Lag.Behind
+		st.Sources = append(st.Sources, ss)
+	}
+	for _, addr := range run.missing {
+		st.Sources = append(st.Sources, SourceStatus{Name: addr, Table: addr, Missing: true})
+	}
+	return nil
+}
+
+func (r *Runner) transferStatus(ctx context.Context, t *dagfile.Task, st *TaskStatus) error {
+	x := t.Transfer
+	src, err := r.source(ctx, x.From)
+	if err != nil {
+		return err
+	}
+	dst, err := r.destination(ctx, x.To)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i, from := range t.Sources() {
+		ss, err := transferSource(ctx, src, dst, x, from, t.Sinks()[i])
+		errs = append(errs, err)
+		st.Committed = st.Committed || ss.Lag.Position != ""
+		st.Lag += ss.Lag.Behind
+		st.Sources = append(st.Sources, ss)
+	}
+	return errors.Join(errs...)
+}
+
+// transferSource is one table of a transfer: for append and merge its
+// watermark and the source cursor's maximum; replace keeps no offsets.
+func transferSource(ctx context.Context, src routes.Source, dst routes.Destination, x *dagfile.Transfer, from, to dagfile.TableAddr) (SourceStatus, error) {
+	ss := SourceStatus{Name: from.Name(), Table: from.String()}
+	if x.Mode != "append" && x.Mode != "merge" {
+		return ss, nil
+	}
+	info, err := src.Probe(ctx, tableRef(from))
+	if err != nil {
+		return ss, err
+	}
+	w, err := incremental.Watermark(src, dst, x.Cursor)(ctx, info, tableRef(to))
+	ss.Cursor = w.Cursor
+	ss.Lag = incremental.LagBetween(w.After, w.Until, info.RowEstimate)
+	if w.Empty {
+		ss.Lag.Head = w.After
+	}
+	return ss, err
+}
