@@ -37,14 +37,23 @@ var implementedRoutes = map[[2]string]bool{
 	{"iceberg", "postgres"}:      true,
 	{"iceberg", "mysql"}:         true,
 	{"iceberg", "clickhouse"}:    true,
+	{"postgres", "file"}:         true,
+	{"postgres", "s3"}:           true,
+	{"postgres", "gcs"}:          true,
+	{"mysql", "file"}:            true,
+	{"mysql", "s3"}:              true,
+	{"mysql", "gcs"}:             true,
+	{"clickhouse", "file"}:       true,
+	{"clickhouse", "s3"}:         true,
+	{"clickhouse", "gcs"}:        true,
+	{"iceberg", "file"}:          true,
+	{"iceberg", "s3"}:            true,
+	{"iceberg", "gcs"}:           true,
 }
 
 // deferReasons: why a source or destination is not there yet. A pair is
 // deferred with its source's reason, else its destination's.
 var deferReasons = map[string]string{
-	"s3":         "object-store route not built yet (issue: lake destinations)",
-	"gcs":        "object-store route not built yet (issue: lake destinations)",
-	"file":       "object-store route not built yet (issue: lake destinations)",
 	"bigquery":   "BigQuery destination not built yet (issue: BigQuery destination)",
 	"gsheets":    "Google Sheets source not scheduled in any issue yet",
 	"github":     "GitHub source not scheduled in any issue yet",

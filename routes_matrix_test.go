@@ -14,6 +14,7 @@ import (
 	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
 	"github.com/weirhq/weir/routes/iceberg/icebergtest"
 	"github.com/weirhq/weir/routes/mysql/mysqltest"
+	"github.com/weirhq/weir/routes/objstore/objstoretest"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
 )
@@ -30,6 +31,9 @@ var fixtures = map[string]struct {
 	"clickhouse": {func(t *testing.T) routestest.Fixture { return clickhousetest.New(t) }, routestest.Caps{Append: true}},
 	"mysql":      {func(t *testing.T) routestest.Fixture { return mysqltest.New(t) }, routestest.Caps{Append: true, Merge: true}},
 	"iceberg":    {func(t *testing.T) routestest.Fixture { return icebergtest.New(t) }, routestest.Caps{Append: true, Merge: true}},
+	"file":       {func(t *testing.T) routestest.Fixture { return objstoretest.NewFile(t) }, routestest.Caps{Append: true}},
+	"s3":         {func(t *testing.T) routestest.Fixture { return objstoretest.NewS3(t) }, routestest.Caps{Append: true}},
+	"gcs":        {func(t *testing.T) routestest.Fixture { return objstoretest.NewGCS(t) }, routestest.Caps{Append: true}},
 }
 
 // TestRoutesMatrix runs the conformance cell for every implemented pair

@@ -3,11 +3,13 @@ package objstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weirhq/weir/routes"
@@ -213,6 +215,12 @@ func (s *fileStream) shape(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 		return nil, nil
 	}
 	cols := make([]arrow.Array, s.schema.NumFields())
+	var casts []arrow.Array
+	defer func() {
+		for _, c := range casts {
+			c.Release()
+		}
+	}()
 	for i, f := range s.schema.Fields() {
 		idx := rec.Schema().FieldIndices(f.Name)
 		if len(idx) == 0 {
@@ -220,9 +228,26 @@ func (s *fileStream) shape(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 		}
 		c := rec.Column(idx[0])
 		if !arrow.TypeEqual(c.DataType(), f.Type) {
-			return nil, fmt.Errorf("column %q is %s in this file, %s in the table", f.Name, c.DataType(), f.Type)
+			cast, err := castUnit(s.ctx, c, f.Type)
+			if err != nil {
+				return nil, fmt.Errorf("column %q is %s in this file, %s in the table: %w", f.Name, c.DataType(), f.Type, err)
+			}
+			casts = append(casts, cast)
+			c = cast
 		}
 		cols[i] = c
 	}
 	return array.NewRecordBatch(s.schema, cols, rec.NumRows()), nil
+}
+
+// castUnit converts a timestamp column Parquet stored in another unit
+// (it has no seconds: a timestamp[s] table is written as milliseconds)
+// back to the table's unit; the cast fails rather than truncate.
+func castUnit(ctx context.Context, c arrow.Array, want arrow.DataType) (arrow.Array, error) {
+	have, ok1 := c.DataType().(*arrow.TimestampType)
+	to, ok2 := want.(*arrow.TimestampType)
+	if !ok1 || !ok2 || have.TimeZone != to.TimeZone {
+		return nil, errors.New("types differ")
+	}
+	return compute.CastArray(ctx, c, compute.SafeCastOptions(want))
 }

@@ -260,11 +260,25 @@ func toRow(col func(string) arrow.Array, i int) (routestest.Row, error) {
 		ts := a.Value(i).ToTime(a.DataType().(*arrow.TimestampType).Unit).UTC().Truncate(time.Second)
 		r.TS = &ts
 	}
-	if a, ok := col("flag").(*array.Boolean); ok && a.IsValid(i) {
-		b := a.Value(i)
+	if a := col("flag"); a != nil && a.IsValid(i) {
+		b := flagValue(a, i)
 		r.Flag = &b
 	}
 	return r, nil
+}
+
+// flagValue reads a flag that a source without booleans (ClickHouse 18.16's
+// UInt8) wrote as an integer.
+func flagValue(a arrow.Array, i int) bool {
+	switch a := a.(type) {
+	case *array.Boolean:
+		return a.Value(i)
+	case *array.Uint8:
+		return a.Value(i) != 0
+	case *array.Int8:
+		return a.Value(i) != 0
+	}
+	return a.ValueStr(i) != "0"
 }
 
 func amountText(a arrow.Array, i int) string {
