@@ -44,7 +44,11 @@ func NewEncoder(w io.Writer, schema *arrow.Schema, format string, opts EncoderOp
 	}
 	switch format {
 	case FormatParquet:
-		return newParquetEncoder(w, schema, opts)
+		e, err := newParquetEncoder(w, schema, opts)
+		if err != nil {
+			return nil, err // not a typed nil
+		}
+		return e, nil
 	case FormatCSVGzip, FormatCSV:
 		return newCSVEncoder(w, schema, format == FormatCSVGzip), nil
 	}

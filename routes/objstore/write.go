@@ -92,9 +92,10 @@ func (pw *partWriter) open(ctx context.Context) error {
 	pw.enc, err = NewEncoder(pw.cnt, pw.st.in, ext, EncoderOptions{RowGroupBytes: pw.st.e.set.rowGroupBytes, Allocator: pw.st.alloc})
 	if err != nil {
 		out.Abort()
-		pw.out = nil
+		pw.out, pw.enc = nil, nil
+		return fmt.Errorf("encode %s: %w", pw.st.e.describe(joinKey(pw.st.dir, pw.path)), err)
 	}
-	return err
+	return nil
 }
 
 // finish closes the current file and records it for the manifest.
