@@ -2,10 +2,10 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -34,7 +34,7 @@ func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOpt
 	}
 	s := &stream{ctx: ctx, e: e, info: r.Table, cols: cols, opts: opts, where: where,
 		schema: (&routes.TableInfo{Columns: cols, Scheme: r.Table.Scheme}).Schema()}
-	s.refs.Store(1)
+	s.Batches = routes.NewBatches(ctx, s.schema, s.decode)
 	if e.relayReady(ctx) {
 		return &relayStream{stream: s}, nil
 	}
@@ -77,9 +77,11 @@ func whereClause(r routes.Range, opts routes.ReadOptions) (string, error) {
 	return where, nil
 }
 
-// stream is one range read as Arrow batches.
+// stream is one range read as Arrow batches (decoded by the embedded
+// Batches' goroutine, one batch ahead of the consumer).
 type stream struct {
-	ctx    context.Context // the Read call's context: RecordReader has no ctx parameter
+	*routes.Batches
+	ctx    context.Context // the Read call's, to tell a cancel from a failure
 	e      *Endpoint
 	info   *routes.TableInfo
 	cols   []routes.Column
@@ -87,23 +89,14 @@ type stream struct {
 	where  string
 	schema *arrow.Schema
 
-	refs    atomic.Int64
-	rows    atomic.Int64
-	bytes   atomic.Int64
-	started sync.Once
-	cancel  context.CancelFunc
-	batches chan arrow.RecordBatch
-	done    chan struct{}
-	err     error // set before done is closed
-	cur     arrow.RecordBatch
+	bytes     atomic.Int64
+	relayRows atomic.Int64 // rows counted as Native bytes pass by (WriteTo)
 }
 
 var _ routes.Counter = (*stream)(nil)
 
-func (s *stream) Schema() *arrow.Schema { return s.schema }
-func (s *stream) Rows() int64           { return s.rows.Load() }
-func (s *stream) Bytes() int64          { return s.bytes.Load() }
-func (s *stream) Retain()               { s.refs.Add(1) }
+func (s *stream) Rows() int64  { return s.Batches.Rows() + s.relayRows.Load() }
+func (s *stream) Bytes() int64 { return s.bytes.Load() }
 
 // sql selects the columns as exprs renders them, in blocks sized so one
 // holds about a chunk.
@@ -119,84 +112,18 @@ func (s *stream) sql(exprs func(routes.Column) string) string {
 
 func rawExpr(c routes.Column) string { return quoteIdent(c.Name) }
 
-// Release frees the stream at its last reference: stops the query if it
-// is still running and drops undelivered batches.
-func (s *stream) Release() {
-	if s.refs.Add(-1) != 0 {
-		return
+// decode runs the SELECT and turns its Native blocks into Arrow batches.
+func (s *stream) decode(ctx context.Context, emit func(arrow.RecordBatch) error) error {
+	b := newBatcher(s.opts.Allocator, s.schema, s.opts.ChunkBytes, func(_ context.Context, rec arrow.RecordBatch, bytes int64) error {
+		s.bytes.Add(bytes)
+		return emit(rec)
+	})
+	defer b.release()
+	err := s.e.conn.query(ctx, s.sql(selectExpr), b)
+	if err == nil {
+		err = b.flush(ctx)
 	}
-	if s.cancel != nil {
-		s.cancel()
-		for b := range s.batches {
-			b.Release()
-		}
-		<-s.done
-	}
-	s.releaseCur()
-}
-
-func (s *stream) releaseCur() {
-	if s.cur != nil {
-		s.cur.Release()
-		s.cur = nil
-	}
-}
-
-// Next decodes the next batch; false at the end or on error (see Err).
-func (s *stream) Next() bool {
-	s.started.Do(s.startDecode)
-	s.releaseCur()
-	b, ok := <-s.batches
-	if !ok {
-		<-s.done
-		return false
-	}
-	s.cur = b
-	return true
-}
-
-func (s *stream) RecordBatch() arrow.RecordBatch { return s.cur }
-
-// Record is the deprecated name of RecordBatch, kept for the interface.
-func (s *stream) Record() arrow.RecordBatch { return s.cur }
-
-func (s *stream) Err() error {
-	select {
-	case <-s.done:
-		return s.err
-	default:
-		return nil
-	}
-}
-
-func (s *stream) startDecode() {
-	ctx, cancel := context.WithCancel(s.ctx)
-	s.cancel = cancel
-	s.batches = make(chan arrow.RecordBatch, 1)
-	s.done = make(chan struct{})
-	go func() {
-		defer close(s.done)
-		defer close(s.batches)
-		b := newBatcher(s.opts.Allocator, s.schema, s.opts.ChunkBytes, s.send)
-		defer b.release()
-		err := s.e.conn.query(ctx, s.sql(selectExpr), b)
-		if err == nil {
-			err = b.flush(ctx)
-		}
-		s.err = s.wrap(err)
-	}()
-}
-
-func (s *stream) send(ctx context.Context, b arrow.RecordBatch, bytes int64) error {
-	s.rows.Add(b.NumRows())
-	s.bytes.Add(bytes)
-	select {
-	case s.batches <- b:
-		return nil
-	case <-ctx.Done():
-		b.Release()
-		return ctx.Err()
-	}
+	return s.wrap(err)
 }
 
 func (s *stream) wrap(err error) error {
@@ -219,12 +146,11 @@ func (s *relayStream) Format() string { return NativeFormat }
 // WriteTo copies SELECT … FORMAT Native to w untouched, counting rows as
 // the bytes pass (block headers are parsed, column data skipped).
 func (s *relayStream) WriteTo(w io.Writer) (int64, error) {
-	s.started.Do(func() {
-		s.done = make(chan struct{})
-		defer close(s.done)
-		s.err = s.wrap(s.relay(w))
-	})
-	return s.bytes.Load(), s.err
+	if !s.Claim() {
+		return 0, errors.New("stream already read as Arrow")
+	}
+	err := s.wrap(s.relay(w))
+	return s.bytes.Load(), err
 }
 
 func (s *relayStream) relay(w io.Writer) error {
@@ -234,7 +160,7 @@ func (s *relayStream) relay(w io.Writer) error {
 	}
 	defer body.Close()
 	cw := &atomicCountWriter{w: w, n: &s.bytes}
-	return scanNative(io.TeeReader(body, cw), &s.rows)
+	return scanNative(io.TeeReader(body, cw), &s.relayRows)
 }
 
 type atomicCountWriter struct {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -37,7 +36,7 @@ func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOpt
 		sql:    fmt.Sprintf("SELECT %s FROM %s WHERE %s", list, ident(r.Table.Ref), where),
 		schema: (&routes.TableInfo{Columns: cols, Scheme: Scheme}).Schema(),
 	}
-	s.refs.Store(1)
+	s.Batches = routes.NewBatches(ctx, s.schema, s.run)
 	return s, nil
 }
 
@@ -62,113 +61,32 @@ func whereClause(r routes.Range, opts routes.ReadOptions) (string, error) {
 	return where, nil
 }
 
-// stream is one SELECT pipe decoded into Arrow by a goroutine, one batch
-// ahead of the consumer.
+// stream is one SELECT pipe decoded into Arrow by a goroutine (the
+// embedded Batches), one batch ahead of the consumer.
 type stream struct {
-	ctx    context.Context // the Read call's context: RecordReader has no ctx parameter
+	*routes.Batches
+	ctx    context.Context // the Read call's, to tell a cancel from a failure
 	e      *Endpoint
 	info   *routes.TableInfo
 	cols   []routes.Column
 	opts   routes.ReadOptions
 	sql    string
 	schema *arrow.Schema
-
-	refs    atomic.Int64
-	rows    atomic.Int64
-	bytes   atomic.Int64
-	started sync.Once
-	cancel  context.CancelFunc
-	batches chan arrow.RecordBatch
-	done    chan struct{}
-	err     error // set before done is closed
-	cur     arrow.RecordBatch
+	bytes  atomic.Int64
 }
 
 var _ routes.Counter = (*stream)(nil)
 
-func (s *stream) Schema() *arrow.Schema { return s.schema }
-func (s *stream) Rows() int64           { return s.rows.Load() }
-func (s *stream) Bytes() int64          { return s.bytes.Load() }
-func (s *stream) Retain()               { s.refs.Add(1) }
+func (s *stream) Bytes() int64 { return s.bytes.Load() }
 
-// Release frees the stream at its last reference: stops the SELECT if it is
-// still running and drops undelivered batches.
-func (s *stream) Release() {
-	if s.refs.Add(-1) != 0 {
-		return
-	}
-	if s.cancel != nil {
-		s.cancel()
-		for b := range s.batches {
-			b.Release()
-		}
-		<-s.done
-	}
-	s.releaseCur()
-}
-
-func (s *stream) releaseCur() {
-	if s.cur != nil {
-		s.cur.Release()
-		s.cur = nil
-	}
-}
-
-// Next decodes the next batch; false at the end or on error (see Err).
-func (s *stream) Next() bool {
-	s.started.Do(s.start)
-	s.releaseCur()
-	b, ok := <-s.batches
-	if !ok {
-		<-s.done
-		return false
-	}
-	s.cur = b
-	return true
-}
-
-func (s *stream) RecordBatch() arrow.RecordBatch { return s.cur }
-
-// Record is the deprecated name of RecordBatch, kept for the interface.
-func (s *stream) Record() arrow.RecordBatch { return s.cur }
-
-func (s *stream) Err() error {
-	select {
-	case <-s.done:
-		return s.err
-	default:
-		return nil
-	}
-}
-
-func (s *stream) start() {
-	ctx, cancel := context.WithCancel(s.ctx)
-	s.cancel = cancel
-	s.batches = make(chan arrow.RecordBatch, 1)
-	s.done = make(chan struct{})
-	go func() {
-		defer close(s.done)
-		defer close(s.batches)
-		s.err = s.wrap(s.run(ctx))
-	}()
-}
-
-func (s *stream) run(ctx context.Context) error {
-	dec := newDecoder(s.info.Ref.String(), s.cols, s.schema, s.opts.Allocator, s.opts.ChunkBytes, s.e.opts, func(b arrow.RecordBatch) error {
-		s.rows.Add(b.NumRows())
-		select {
-		case s.batches <- b:
-			return nil
-		case <-ctx.Done():
-			b.Release()
-			return ctx.Err()
-		}
-	})
+// run queries the range and decodes every row; emit takes the batches.
+func (s *stream) run(ctx context.Context, emit func(arrow.RecordBatch) error) error {
+	dec := newDecoder(s.info.Ref.String(), s.cols, s.schema, s.opts.Allocator, s.opts.ChunkBytes, s.e.opts, emit)
 	defer dec.Release()
 	if err := s.query(ctx, dec); err != nil {
-		return err
+		return s.wrap(err)
 	}
-	return dec.Close()
+	return s.wrap(dec.Close())
 }
 
 // query runs the SELECT on a connection of its own and feeds every row to

@@ -2,9 +2,9 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -34,10 +34,10 @@ func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOpt
 	}
 	s := &stream{
 		ctx: ctx, e: e, info: r.Table, cols: wireColumns(cols), opts: opts,
-		sql:    fmt.Sprintf("COPY (SELECT %s FROM %s WHERE %s) TO STDOUT (FORMAT binary)", list, ident(r.Table.Ref), where),
-		schema: (&routes.TableInfo{Columns: wireColumns(cols), Scheme: Scheme}).Schema(),
+		sql: fmt.Sprintf("COPY (SELECT %s FROM %s WHERE %s) TO STDOUT (FORMAT binary)", list, ident(r.Table.Ref), where),
 	}
-	s.refs.Store(1)
+	schema := (&routes.TableInfo{Columns: s.cols, Scheme: Scheme}).Schema()
+	s.Batches = routes.NewBatches(ctx, schema, s.decode)
 	return s, nil
 }
 
@@ -62,26 +62,17 @@ func whereClause(r routes.Range, opts routes.ReadOptions) (string, error) {
 	return where, nil
 }
 
-// stream is one COPY TO pipe. It is consumed either as Arrow (Next) or as
-// wire bytes (WriteTo), never both.
+// stream is one COPY TO pipe. It is consumed either as Arrow (Next, from
+// the embedded Batches) or as wire bytes (WriteTo), never both.
 type stream struct {
-	ctx    context.Context // the Read call's context: RecordReader has no ctx parameter
-	e      *Endpoint
-	info   *routes.TableInfo
-	cols   []routes.Column
-	opts   routes.ReadOptions
-	sql    string
-	schema *arrow.Schema
-
-	refs    atomic.Int64
-	rows    atomic.Int64
-	bytes   atomic.Int64
-	started sync.Once
-	cancel  context.CancelFunc
-	batches chan arrow.RecordBatch
-	done    chan struct{}
-	err     error // set before done is closed
-	cur     arrow.RecordBatch
+	*routes.Batches
+	ctx   context.Context // the Read call's, for WriteTo
+	e     *Endpoint
+	info  *routes.TableInfo
+	cols  []routes.Column
+	opts  routes.ReadOptions
+	sql   string
+	bytes atomic.Int64
 }
 
 var (
@@ -89,100 +80,27 @@ var (
 	_ routes.Counter      = (*stream)(nil)
 )
 
-func (s *stream) Schema() *arrow.Schema { return s.schema }
-func (s *stream) Format() string        { return NativeFormat }
-func (s *stream) Rows() int64           { return s.rows.Load() }
-func (s *stream) Bytes() int64          { return s.bytes.Load() }
-func (s *stream) Retain()               { s.refs.Add(1) }
+func (s *stream) Format() string { return NativeFormat }
+func (s *stream) Bytes() int64   { return s.bytes.Load() }
 
-// Release frees the stream at its last reference: stops the COPY if it is
-// still running and drops undelivered batches.
-func (s *stream) Release() {
-	if s.refs.Add(-1) != 0 {
-		return
+// decode runs the COPY into the binary COPY decoder, which emits batches.
+func (s *stream) decode(ctx context.Context, emit func(arrow.RecordBatch) error) error {
+	dec := newDecoder(s.cols, s.opts.Allocator, s.opts.ChunkBytes, emit)
+	err := s.copyOut(ctx, dec)
+	// Close always: it frees the builders even when the copy failed.
+	if cerr := dec.Close(); err == nil {
+		err = cerr
 	}
-	if s.cancel != nil {
-		s.cancel()
-		for b := range s.batches {
-			b.Release()
-		}
-		<-s.done
-	}
-	s.releaseCur()
-}
-
-func (s *stream) releaseCur() {
-	if s.cur != nil {
-		s.cur.Release()
-		s.cur = nil
-	}
-}
-
-// Next decodes the next batch; false at the end or on error (see Err).
-func (s *stream) Next() bool {
-	s.started.Do(s.startDecode)
-	s.releaseCur()
-	b, ok := <-s.batches
-	if !ok {
-		<-s.done
-		return false
-	}
-	s.cur = b
-	return true
-}
-
-func (s *stream) RecordBatch() arrow.RecordBatch { return s.cur }
-
-// Record is the deprecated name of RecordBatch, kept for the interface.
-func (s *stream) Record() arrow.RecordBatch { return s.cur }
-
-func (s *stream) Err() error {
-	select {
-	case <-s.done:
-		return s.err
-	default:
-		return nil
-	}
-}
-
-func (s *stream) startDecode() {
-	ctx, cancel := context.WithCancel(s.ctx)
-	s.cancel = cancel
-	s.batches = make(chan arrow.RecordBatch, 1)
-	s.done = make(chan struct{})
-	go func() {
-		defer close(s.done)
-		defer close(s.batches)
-		dec := newDecoder(s.cols, s.opts.Allocator, s.opts.ChunkBytes, func(b arrow.RecordBatch) error {
-			s.rows.Add(b.NumRows())
-			select {
-			case s.batches <- b:
-				return nil
-			case <-ctx.Done():
-				b.Release()
-				return ctx.Err()
-			}
-		})
-		err := s.copyOut(ctx, dec)
-		// Close always: it frees the builders even when the copy failed.
-		if cerr := dec.Close(); err == nil {
-			err = cerr
-		}
-		s.err = s.wrap(err)
-	}()
+	return s.wrap(err)
 }
 
 // WriteTo copies the COPY's wire bytes to w untouched.
 func (s *stream) WriteTo(w io.Writer) (int64, error) {
-	var n int64
-	s.started.Do(func() {
-		s.done = make(chan struct{})
-		defer close(s.done)
-		cw := &countingWriter{w: w, n: &s.bytes}
-		s.err = s.wrap(s.copyOut(s.ctx, cw))
-		n = s.bytes.Load()
-	})
-	return n, s.err
+	if !s.Claim() {
+		return 0, errors.New("stream already read as Arrow")
+	}
+	err := s.wrap(s.copyOut(s.ctx, &countingWriter{w: w, n: &s.bytes}))
+	return s.bytes.Load(), err
 }
 
 func (s *stream) wrap(err error) error {

@@ -1,0 +1,129 @@
+package routes
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Produce decodes a source's wire format and hands each record batch to
+// emit, which takes ownership (and releases it itself if ctx ends first).
+type Produce func(ctx context.Context, emit func(arrow.RecordBatch) error) error
+
+// Batches is the Arrow side of a Stream: a producer goroutine, started by
+// the first Next, decodes one batch ahead of the consumer. Adapters embed
+// *Batches in their stream type and give it their decode loop.
+type Batches struct {
+	ctx     context.Context // the Read call's: RecordReader's methods take none
+	schema  *arrow.Schema
+	produce Produce
+
+	refs   atomic.Int64
+	rows   atomic.Int64
+	once   sync.Once
+	cancel context.CancelFunc
+	ch     chan arrow.RecordBatch
+	done   chan struct{}
+	err    error // set before done is closed
+	cur    arrow.RecordBatch
+}
+
+// NewBatches returns a stream of schema's batches that produce will decode.
+func NewBatches(ctx context.Context, schema *arrow.Schema, produce Produce) *Batches {
+	b := &Batches{ctx: ctx, schema: schema, produce: produce}
+	b.refs.Store(1)
+	return b
+}
+
+func (b *Batches) Schema() *arrow.Schema          { return b.schema }
+func (b *Batches) Retain()                        { b.refs.Add(1) }
+func (b *Batches) RecordBatch() arrow.RecordBatch { return b.cur }
+
+// Record is the deprecated name of RecordBatch, kept for the interface.
+func (b *Batches) Record() arrow.RecordBatch { return b.cur }
+
+// Rows counts the rows emitted so far; safe from any goroutine.
+func (b *Batches) Rows() int64 { return b.rows.Load() }
+
+// Claim takes the stream for another way of reading it (a NativeStream's
+// WriteTo): afterwards Next returns false. It is false if Next ran first.
+func (b *Batches) Claim() bool {
+	claimed := false
+	b.once.Do(func() { claimed = true })
+	return claimed
+}
+
+// Next moves to the next batch; false at the end or on error (see Err).
+func (b *Batches) Next() bool {
+	b.once.Do(b.start)
+	b.releaseCur()
+	if b.ch == nil {
+		return false // claimed by WriteTo
+	}
+	rec, ok := <-b.ch
+	if !ok {
+		<-b.done
+		return false
+	}
+	b.cur = rec
+	return true
+}
+
+// Err is the producer's error once it has finished.
+func (b *Batches) Err() error {
+	if b.done == nil {
+		return nil
+	}
+	select {
+	case <-b.done:
+		return b.err
+	default:
+		return nil
+	}
+}
+
+// Release frees the stream at its last reference: stops the producer if it
+// is still running and drops undelivered batches.
+func (b *Batches) Release() {
+	if b.refs.Add(-1) != 0 {
+		return
+	}
+	if b.cancel != nil {
+		b.cancel()
+		for rec := range b.ch {
+			rec.Release()
+		}
+		<-b.done
+	}
+	b.releaseCur()
+}
+
+func (b *Batches) releaseCur() {
+	if b.cur != nil {
+		b.cur.Release()
+		b.cur = nil
+	}
+}
+
+func (b *Batches) start() {
+	ctx, cancel := context.WithCancel(b.ctx)
+	b.cancel = cancel
+	b.ch = make(chan arrow.RecordBatch, 1)
+	b.done = make(chan struct{})
+	go func() {
+		defer close(b.done)
+		defer close(b.ch)
+		b.err = b.produce(ctx, func(rec arrow.RecordBatch) error {
+			b.rows.Add(rec.NumRows())
+			select {
+			case b.ch <- rec:
+				return nil
+			case <-ctx.Done():
+				rec.Release()
+				return ctx.Err()
+			}
+		})
+	}()
+}
