@@ -19,30 +19,33 @@ const (
 	helperTask    = "WEIR_HELPER_TASK"
 )
 
-// TestHelperProcess is not a test: the fault tests start this test binary
-// again with -test.run=^TestHelperProcess$ to run one task in a child
-// process they can kill (faster than building the CLI).
-func TestHelperProcess(t *testing.T) {
-	path, task := os.Getenv(helperDagfile), os.Getenv(helperTask)
-	if path == "" {
-		t.Skip("runs only as the fault tests' child process")
+// TestMain doubles as the fault tests' child process: with the helper
+// env set it runs one task (to be killed at a checkpoint) instead of the
+// tests, which is faster than building the CLI.
+func TestMain(m *testing.M) {
+	if path := os.Getenv(helperDagfile); path != "" {
+		os.Exit(helperProcess(path, os.Getenv(helperTask)))
 	}
+	os.Exit(m.Run())
+}
+
+func helperProcess(path, task string) int {
 	r, err := Load(path, Options{})
 	if err == nil {
 		_, err = r.Once(context.Background(), task)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "weir:", err)
-		os.Exit(1)
+		return 1
 	}
-	os.Exit(0)
+	return 0
 }
 
 // runKilled runs task in a child process paused at phase, then kills it
 // with SIGKILL: a crash at that point of the run.
 func runKilled(t *testing.T, path, task, phase string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperDagfile+"="+path, helperTask+"="+task, routes.CheckpointEnv+"="+phase)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

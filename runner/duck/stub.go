@@ -41,3 +41,5 @@ func (*DB) Count(context.Context, string) (int64, error)              { return 0
 func (*DB) Load(context.Context, string, array.RecordReader) (int64, error) {
 	return 0, ErrNoEngine
 }
+
+func (*DB) Plan(context.Context, string) (string, error) { return "", ErrNoEngine }
