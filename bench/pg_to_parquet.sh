@@ -15,20 +15,6 @@ LAKE=${LAKE:-$PWD/$BIN/lake}
 SIZES=("${@:-10000000 30000000}")
 build_weir
 
-make_source() { # ROWS: bigint PK and 8 mixed columns, ~150 bytes a row (as pg_to_pg.sh)
-	local n=$1 t=weir_bench.src_$1
-	if [ "$(psql_q -c "SELECT count(*) FROM pg_class WHERE oid = to_regclass('$t')")" = 1 ]; then return; fi
-	echo "building $t ($n rows)..." >&2
-	psql_q -c "CREATE SCHEMA IF NOT EXISTS weir_bench" -c "CREATE UNLOGGED TABLE ${t}_tmp AS
-	  SELECT g::int8 AS id, (g % 1000)::int4 AS account, md5(g::text) AS code,
-	         'event-' || (g % 97)::text || '-' || repeat('x', (g % 40)::int) AS label,
-	         (g * 0.37)::numeric(14,2) AS amount, (g % 3 = 0) AS flag, g::float8 / 7 AS score,
-	         timestamptz '2024-01-01' + g * interval '1 second' AS created_at,
-	         date '2020-01-01' + (g % 2000)::int AS day
-	  FROM generate_series(1, $n) g" \
-	  -c "ALTER TABLE ${t}_tmp SET LOGGED" -c "ALTER TABLE ${t}_tmp ADD PRIMARY KEY (id)" \
-	  -c "ALTER TABLE ${t}_tmp RENAME TO src_$n" -c "VACUUM ANALYZE $t"
-}
 
 # manifest_rows DIR: the row count a weir table's manifest declares.
 manifest_rows() {
@@ -37,7 +23,7 @@ manifest_rows() {
 
 bench_size() {
 	local n=$1 src=weir_bench.src_$1
-	make_source "$n"
+	make_pg_source "$n"
 	rm -rf "$LAKE" && mkdir -p "$LAKE"
 	timed floor_$n bash -c "psql '$PGURL' -qAtX -c 'COPY $src TO STDOUT (FORMAT binary)' > '$LAKE/floor.bin'"
 	local floor=$SECS floor_mb; floor_mb=$(du -m "$LAKE/floor.bin" | cut -f1)

@@ -10,24 +10,10 @@ export PGOPTIONS="-c client_min_messages=warning"
 SIZES=("${@:-10000000 30000000}")
 build_weir
 
-make_source() { # ROWS: bigint PK and 8 mixed columns, ~150 bytes a row
-	local n=$1 t=weir_bench.src_$1
-	if [ "$(psql_q -c "SELECT count(*) FROM pg_class WHERE oid = to_regclass('$t')")" = 1 ]; then return; fi
-	echo "building $t ($n rows)..." >&2
-	psql_q -c "CREATE SCHEMA IF NOT EXISTS weir_bench" -c "CREATE UNLOGGED TABLE ${t}_tmp AS
-	  SELECT g::int8 AS id, (g % 1000)::int4 AS account, md5(g::text) AS code,
-	         'event-' || (g % 97)::text || '-' || repeat('x', (g % 40)::int) AS label,
-	         (g * 0.37)::numeric(14,2) AS amount, (g % 3 = 0) AS flag, g::float8 / 7 AS score,
-	         timestamptz '2024-01-01' + g * interval '1 second' AS created_at,
-	         date '2020-01-01' + (g % 2000)::int AS day
-	  FROM generate_series(1, $n) g" \
-	  -c "ALTER TABLE ${t}_tmp SET LOGGED" -c "ALTER TABLE ${t}_tmp ADD PRIMARY KEY (id)" \
-	  -c "ALTER TABLE ${t}_tmp RENAME TO src_$n" -c "VACUUM ANALYZE $t"
-}
 
 bench_size() {
 	local n=$1 src=weir_bench.src_$1
-	make_source "$n"
+	make_pg_source "$n"
 	local mb; mb=$(psql_q -c "SELECT pg_relation_size('$src') / 1048576")
 	psql_q -c "DROP TABLE IF EXISTS weir_bench.pipe_dst, weir_bench.weir_dst" \
 	       -c "CREATE TABLE weir_bench.pipe_dst (LIKE $src INCLUDING ALL)"
