@@ -339,3 +339,34 @@ func writeFile(t *testing.T, data string) string {
 
 // sp formats its arguments separated by blanks.
 func sp(args ...any) string { return strings.TrimSuffix(fmt.Sprintln(args...), "\n") }
+
+func TestParse_ModelCursorAndLookup(t *testing.T) {
+	tests := []struct {
+		name, model string
+		cursor      map[string]string
+		lookup      []string
+	}{
+		{"source with cursor", "{source: app:public.x, sink: lake:s.a, sql: SELECT 1, cursor: updated_at}",
+			map[string]string{"input": "updated_at"}, nil},
+		{"sources with a lookup", "{sources: {o: app:public.o, c: app:public.c}, lookup: c, sink: lake:s.a, sql: SELECT 1, cursor: {o: updated_at}}",
+			map[string]string{"o": "updated_at"}, []string{"c"}},
+		{"neither", "{source: app:public.x, sink: lake:s.a, sql: SELECT 1}", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse([]byte(head+"  a:\n    model: "+tt.model+"\n"), "w.yaml", func(string) (string, bool) { return "postgres://h/db", true })
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := f.Task("a").Model
+			if fmt.Sprint(m.Cursor) != fmt.Sprint(tt.cursor) || !slices.Equal(m.Lookup, tt.lookup) {
+				t.Errorf("cursor %v lookup %v, want %v %v", m.Cursor, m.Lookup, tt.cursor, tt.lookup)
+			}
+			for _, name := range tt.lookup {
+				if !m.IsLookup(name) {
+					t.Errorf("IsLookup(%q) = false", name)
+				}
+			}
+		})
+	}
+}

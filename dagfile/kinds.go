@@ -157,10 +157,16 @@ func (p *parser) destAddr(x *Transfer, name string) TableAddr {
 	return p.tableAddr(x.To, x.Schema+"."+base)
 }
 
+// ThisView is the view through which a model's SQL reads its own sink's
+// rows (dbt's {{ this }}).
+const ThisView = "this"
+
 // Model is a model task: incremental SQL (DuckDB) over new source rows.
 type Model struct {
 	Source       TableAddr            // the one source, read as the view input
 	Sources      map[string]TableAddr // named sources, one view each (instead of Source)
+	Lookup       []string             // names of sources read whole every run (tables a join looks up); no offsets
+	Cursor       map[string]string    // cursor column by view name ("input" for source:); none: the source's default
 	Sink         TableAddr
 	Mode         string   // append (default) | upsert | replace
 	Key          []string // upsert key columns
@@ -172,7 +178,7 @@ type Model struct {
 	OnChange     string   // warn (default) | error | ignore
 }
 
-var modelKeys = []string{"source", "sources", "sink", "mode", "key", "sql", "sql_file",
+var modelKeys = []string{"source", "sources", "lookup", "cursor", "sink", "mode", "key", "sql", "sql_file",
 	"start", "max_batch_rows", "on_change"}
 
 var viewRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -183,6 +189,8 @@ func (p *parser) model(t *Task, k field) *Model {
 	m := &Model{Mode: "append", Start: "earliest", OnChange: "warn", Key: p.keyCols(fs, "key")}
 	p.modelFields(m, fs)
 	p.modelSources(m, fs, k)
+	p.modelLookup(m, fs)
+	p.modelCursor(m, fs)
 	if p.require(fs, k, "sink", "the table it writes, connection:schema.table") {
 		m.Sink = p.addr(fs["sink"])
 	}
@@ -192,6 +200,7 @@ func (p *parser) model(t *Task, k field) *Model {
 		p.d.fail(fs["mode"].val, fs["mode"].path, "mode upsert needs key: (the columns that identify a row)")
 	}
 	p.onlyWith(fs, "key", "mode", m.Mode, "upsert")
+	p.onlyWith(fs, "cursor", "mode", m.Mode, "append", "upsert")
 	return m
 }
 
@@ -235,6 +244,10 @@ func (p *parser) modelSources(m *Model, fs map[string]field, k field) {
 				p.d.fail(s.key, s.path, "source name %q is not a SQL view name: use lowercase letters, digits and _", s.name)
 				continue
 			}
+			if s.name == ThisView {
+				p.d.fail(s.key, s.path, "source name %q is taken: the view this is the model's own sink; pick another name", s.name)
+				continue
+			}
 			m.Sources[s.name] = p.addr(s)
 		}
 		return
@@ -245,6 +258,67 @@ func (p *parser) modelSources(m *Model, fs map[string]field, k field) {
 	}
 	if g, ok := fs["source"]; ok {
 		m.Source = p.addr(g)
+	}
+}
+
+// modelLookup decodes lookup: names of sources: read whole every run.
+func (p *parser) modelLookup(m *Model, fs map[string]field) {
+	g, ok := fs["lookup"]
+	if !ok {
+		return
+	}
+	if m.Sources == nil {
+		p.d.fail(g.key, g.path, "lookup names sources of sources: (a model with source: reads one table incrementally)")
+		return
+	}
+	for _, item := range p.d.items(g) {
+		name, ok := p.d.scalar(item, "a source name")
+		if !ok {
+			continue
+		}
+		if _, known := m.Sources[name]; !known {
+			p.d.fail(item.val, item.path, "lookup %q is not a source%s", name, didYouMean(name, sortedKeys(m.Sources)))
+			continue
+		}
+		m.Lookup = append(m.Lookup, name)
+	}
+	if len(m.Lookup) == len(m.Sources) && len(m.Lookup) > 0 && m.Mode != "replace" {
+		p.d.fail(g.val, g.path, "every source is a lookup: nothing is read incrementally; keep one source out of lookup, or use mode: replace")
+	}
+}
+
+// IsLookup reports whether the source named view is read whole every run.
+func (m *Model) IsLookup(view string) bool { return slicesContains(m.Lookup, view) }
+
+// modelCursor decodes cursor: one column for source:, or a mapping of
+// source names to columns for sources:.
+func (p *parser) modelCursor(m *Model, fs map[string]field) {
+	g, ok := fs["cursor"]
+	if !ok {
+		return
+	}
+	if m.Sources == nil {
+		if col, ok := p.d.scalar(g, "a column name (the cursor of source:)"); ok {
+			m.Cursor = map[string]string{"input": col}
+		}
+		return
+	}
+	if resolve(g.val).Kind != yaml.MappingNode {
+		p.d.fail(g.val, g.path, "with sources:, cursor is a mapping of source names to columns, e.g. {o: updated_at}")
+		return
+	}
+	m.Cursor = map[string]string{}
+	for _, c := range p.d.fields(g.val, g.path, nil) {
+		col, ok := p.d.scalar(c, "a column name")
+		switch _, known := m.Sources[c.name]; {
+		case !ok:
+		case !known:
+			p.d.fail(c.key, c.path, "cursor for %q, which is not a source%s", c.name, didYouMean(c.name, sortedKeys(m.Sources)))
+		case m.IsLookup(c.name):
+			p.d.fail(c.key, c.path, "source %q is a lookup (read whole every run): it has no cursor", c.name)
+		default:
+			m.Cursor[c.name] = col
+		}
 	}
 }
 

@@ -3,6 +3,7 @@
 package duck
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -136,5 +137,32 @@ func TestDB_Reset(t *testing.T) {
 	}
 	if err := d.Exec(ctx, "CREATE TEMP TABLE _weir_out AS SELECT 1 AS x"); err != nil {
 		t.Fatalf("a second run's tables: %v", err)
+	}
+}
+
+func TestDB_TablesRead(t *testing.T) {
+	d := open(t)
+	tests := []struct {
+		name, query string
+		want        []string
+	}{
+		{"one", "SELECT * FROM input", []string{"input"}},
+		{"join, subquery, schema, case", `WITH b AS (SELECT * FROM o JOIN C USING (id)) SELECT * FROM b LEFT JOIN main.This t USING (id) WHERE id IN (SELECT id FROM o)`,
+			[]string{"b", "c", "o", "this"}},
+		{"none", "SELECT 1", []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := d.TablesRead(t.Context(), tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if _, err := d.TablesRead(t.Context(), "SELEC 1"); err == nil {
+		t.Error("a syntax error passed")
 	}
 }

@@ -43,3 +43,6 @@ func (*DB) Load(context.Context, string, array.RecordReader) (int64, error) {
 }
 
 func (*DB) Plan(context.Context, string) (string, error) { return "", ErrNoEngine }
+
+// TablesRead fails with ErrNoEngine.
+func (*DB) TablesRead(context.Context, string) ([]string, error) { return nil, ErrNoEngine }
