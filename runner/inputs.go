@@ -12,8 +12,8 @@ import (
 )
 
 // input is one source of a model: a consumer over its table (nil for a
-// table without a cursor, read whole by a replace model) and the batch this
-// run reads, registered in DuckDB as the view name.
+// lookup, and for a table without a cursor read whole by a replace model)
+// and the batch this run reads, registered in DuckDB as the view name.
 type input struct {
 	name string
 	addr dagfile.TableAddr
@@ -22,6 +22,9 @@ type input struct {
 	c    *incremental.Consumer
 	b    *incremental.Batch
 	view bool // DuckDB owns the stream (loaded)
+	// lookup: a source of lookup:, read whole every run (a table a join
+	// looks up); it has no consumer and no offsets.
+	lookup bool
 }
 
 func (in *input) release() {
@@ -80,9 +83,12 @@ func (run *modelRun) openInput(ctx context.Context, name string, addr dagfile.Ta
 	if err != nil {
 		return nil, err
 	}
-	in := &input{name: name, addr: addr, src: src, info: info}
+	in := &input{name: name, addr: addr, src: src, info: info, lookup: run.m.IsLookup(name)}
+	if in.lookup {
+		return in, nil // read whole every run, no offsets
+	}
 	cfg := incremental.Config{Task: run.t.Name, Name: name, Source: src, Table: info.Ref, Start: start,
-		Allocator: run.r.opts.Allocator, Budget: run.r.opts.Budget, Probe: info}
+		Cursor: run.m.Cursor[name], Allocator: run.r.opts.Allocator, Budget: run.r.opts.Budget, Probe: info}
 	if mk, ok := run.marks[name]; ok && run.found {
 		cfg.Committed = &mk
 	}
@@ -151,6 +157,9 @@ func (run *modelRun) pending() bool {
 		return false
 	}
 	for _, in := range run.inputs {
+		if in.lookup {
+			continue
+		}
 		if q, ok := run.qmarks[in.name]; !ok || q.Offset != in.b.To {
 			return false
 		}

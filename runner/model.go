@@ -33,6 +33,8 @@ type modelRun struct {
 	missing []string // sources that do not exist yet
 	engine  *engineFuture
 	db      *duck.DB
+	// resetting: a reset commits the new marks with no rows (this is empty)
+	resetting bool
 }
 
 // runModel reads what is new in the model's sources, runs its SQL in
@@ -119,12 +121,18 @@ func (run *modelRun) close() {
 
 // nothingNew: every source is past nothing new since the last commit, so
 // the run writes nothing (a replace model recomputes only when a source
-// moved, which only Iceberg snapshots tell reliably).
+// moved, which only Iceberg snapshots tell reliably). Lookups do not count:
+// a change in a looked-up table alone recomputes nothing.
 func (run *modelRun) nothingNew() bool {
 	if !run.found {
 		return false
 	}
+	polled := false
 	for _, in := range run.inputs {
+		if in.lookup && run.mode != routes.ModeReplace {
+			continue
+		}
+		polled = true
 		mk, ok := run.marks[in.name]
 		if !ok || in.c == nil || in.b.To != mk.Offset {
 			return false
@@ -133,7 +141,7 @@ func (run *modelRun) nothingNew() bool {
 			return false
 		}
 	}
-	return true
+	return polled
 }
 
 // lag records how far the sources are behind their heads after the run:
@@ -187,6 +195,9 @@ func (run *modelRun) execute(ctx context.Context) error {
 		return err
 	}
 	if err := run.loadInputs(ctx); err != nil {
+		return err
+	}
+	if err := run.loadThis(ctx, text); err != nil {
 		return err
 	}
 	if run.t.Contract == nil {

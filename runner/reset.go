@@ -47,6 +47,7 @@ func (r *Runner) reset(ctx context.Context, t *dagfile.Task, target incremental.
 	}
 	defer run.close()
 	run.mode = routes.ModeAppend // commit no rows, only the marks
+	run.resetting = true
 	if err := run.openInputs(ctx); err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ type SourceStatus struct {
 	Cursor  string          `json:"cursor,omitempty"`
 	Lag     incremental.Lag `json:"lag"`
 	Missing bool            `json:"missing,omitempty"` // the table does not exist yet
+	Lookup  bool            `json:"lookup,omitempty"`  // read whole every run: no position, no lag
 }
 
 // Status reports every task's position, head and lag. A task that cannot
@@ -66,7 +67,7 @@ func (r *Runner) modelStatus(ctx context.Context, t *dagfile.Task, st *TaskStatu
 		return err
 	}
 	for _, in := range run.inputs {
-		ss := SourceStatus{Name: in.name, Table: in.addr.String()}
+		ss := SourceStatus{Name: in.name, Table: in.addr.String(), Lookup: in.lookup}
 		if in.c != nil {
 			ss.Cursor = in.c.Cursor()
 			if ss.Lag, err = in.c.Lag(ctx); err != nil {
