@@ -221,7 +221,7 @@ func consumerCursor(info *routes.TableInfo, cursor string) (string, error) {
 		cursor = info.PrimaryKey[0]
 	default:
 		return "", &routes.ProbeError{Table: info.Ref.String(), Problem: "no cursor to read it incrementally: the table has no single-column primary key",
-			Hint: "give it an increasing integer primary key, or use mode: replace"}
+			Hint: "set the model's cursor: to a column that grows with every insert or update (e.g. updated_at), give the table an increasing integer primary key, or use mode: replace"}
 	}
 	if _, ok := info.Column(cursor); !ok {
 		return "", &routes.ProbeError{Table: info.Ref.String(), Column: cursor, Problem: "cursor column does not exist"}
