@@ -96,10 +96,13 @@ check() {
 	fi
 }
 
-run_dag() { # NAME: one pass, timed; sets SECS RSS_MB ANON_MB and JSON
+run_dag() { # NAME: one pass, timed; sets SECS CPU RSS_MB ANON_MB and JSON
 	JSON=$BIN/medallion_$1.json
 	timed "medallion_$1" "$BIN/weir" run --once -f "$WORK/weir.yaml" --json >"$JSON"
 	check "$JSON"
+	# CPU seconds (user + system) of weir itself: on a shared machine the
+	# wall time also counts the time weir waited for a core.
+	CPU=$(awk -F': ' '/User time|System time/ {s += $2} END {printf "%.2f", s}' "$BIN/medallion_$1.time")
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -108,24 +111,26 @@ bench_size() {
 	local n=$1 delta=$(( $1 / 100 )) t=$S.orders_$1
 	make_source "$n"
 	rm -rf "$WORK" && dagfile "$n"
+	echo "$(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg): full run of $n rows" >&2
 	run_dag "full_$n"
-	local full=$SECS full_rss=$RSS_MB full_anon=$ANON_MB
+	local full=$SECS full_cpu=$CPU full_rss=$RSS_MB full_anon=$ANON_MB
 	local full_silver full_gold
 	full_silver=$(task_ms "$JSON" silver_orders); full_gold=$(task_ms "$JSON" gold_revenue_by_country)
-	local next=$(( n + 1 )) cycles=() silvers=() golds=() rss=0 anon=0
+	local next=$(( n + 1 )) cycles=() cpus=() silvers=() golds=() rss=0 anon=0
 	for ((c = 1; c <= CYCLES; c++)); do
 		psql_q -c "INSERT INTO $t SELECT * FROM $S.order_rows($next, $delta)"
 		next=$(( next + delta ))
+		echo "$(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg): cycle $c" >&2
 		run_dag "cycle_${n}_$c"
-		cycles+=("$SECS"); silvers+=("$(task_ms "$JSON" silver_orders)"); golds+=("$(task_ms "$JSON" gold_revenue_by_country)")
+		cycles+=("$SECS"); cpus+=("$CPU"); silvers+=("$(task_ms "$JSON" silver_orders)"); golds+=("$(task_ms "$JSON" gold_revenue_by_country)")
 		[ "$(jq -r 'select(.task == "silver_orders") | .rows_in' "$JSON")" = "$delta" ] || { echo "cycle $c: silver did not read exactly $delta rows" >&2; exit 1; }
 		rss=$(echo "$RSS_MB $rss" | awk '{print ($1 > $2) ? $1 : $2}'); anon=$(echo "$ANON_MB $anon" | awk '{print ($1 > $2) ? $1 : $2}')
 	done
 	psql_q -c "DELETE FROM $t WHERE order_id > $n" -c "VACUUM $t"
-	local cycle silver gold
-	cycle=$(printf '%s\n' "${cycles[@]}" | median); silver=$(printf '%s\n' "${silvers[@]}" | median); gold=$(printf '%s\n' "${golds[@]}" | median)
-	printf '%-10s full %7.1fs  cycle(1%%) %6.2fs  ratio %5.1fx | silver %6.2fs → %5.2fs (%5.1fx)  gold %5.2fs → %5.2fs | peak RSS full %6.1f MiB (own %6.1f), cycle %6.1f MiB (own %6.1f)\n' \
-		"$n" "$full" "$cycle" "$(echo "$full / $cycle" | bc -l)" \
+	local cycle cpu silver gold
+	cycle=$(printf '%s\n' "${cycles[@]}" | median); cpu=$(printf '%s\n' "${cpus[@]}" | median); silver=$(printf '%s\n' "${silvers[@]}" | median); gold=$(printf '%s\n' "${golds[@]}" | median)
+	printf '%-10s wall: full %7.1fs  cycle(1%%) %6.2fs  ratio %5.1fx | cpu: full %7.1fs  cycle %6.2fs  ratio %5.1fx | silver %6.2fs → %5.2fs (%5.1fx)  gold %5.2fs → %5.2fs | peak RSS full %6.1f MiB (own %6.1f), cycle %6.1f MiB (own %6.1f)\n' \
+		"$n" "$full" "$cycle" "$(echo "$full / $cycle" | bc -l)" "$full_cpu" "$cpu" "$(echo "$full_cpu / $cpu" | bc -l)" \
 		"$(echo "$full_silver / 1000" | bc -l)" "$(echo "$silver / 1000" | bc -l)" "$(echo "$full_silver / $silver" | bc -l)" \
 		"$(echo "$full_gold / 1000" | bc -l)" "$(echo "$gold / 1000" | bc -l)" \
 		"$full_rss" "$full_anon" "$rss" "$anon"
