@@ -59,4 +59,3 @@ func (r *run) bootstrap(ctx context.Context) (Result, error) {
 	}
 	return res, nil
 }
-
