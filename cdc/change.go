@@ -31,6 +31,12 @@ var Unchanged any = unchanged{}
 // IsUnchanged reports whether v is Unchanged.
 func IsUnchanged(v any) bool { _, ok := v.(unchanged); return ok }
 
+// Pair is one captured table and where its changes go.
+type Pair struct {
+	Source routes.TableRef // schema-qualified source table
+	Dest   routes.TableRef // schema-qualified destination table
+}
+
 // Table is a captured table: its columns in order and the positions of its
 // key columns among them. Values of a Change line up with Columns.
 type Table struct {
@@ -39,6 +45,10 @@ type Table struct {
 	Columns []string
 	Types   []string // native types, aligned with Columns (optional)
 	Key     []int    // indexes into Columns
+	// Info is the source's probe of the table (Arrow types, native types,
+	// primary key): a destination creates a missing table from it, as its
+	// bulk route would.
+	Info *routes.TableInfo
 }
 
 // KeyNames returns the key column names.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
 )
 
@@ -14,10 +15,7 @@ import (
 const Scheme = "postgres"
 
 // Pair is one captured table and where it goes.
-type Pair struct {
-	Source routes.TableRef // schema-qualified source table
-	Dest   routes.TableRef // schema-qualified destination table
-}
+type Pair = cdc.Pair
 
 // Config is one (source, destination) replication: the tables of one
 // publication and one slot.

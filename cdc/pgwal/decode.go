@@ -131,7 +131,7 @@ func (r *relation) row(tup *pglogrepl.TupleData) []any {
 		case pglogrepl.TupleDataTypeNull:
 			row[r.idx[i]] = nil
 		case pglogrepl.TupleDataTypeText, pglogrepl.TupleDataTypeBinary:
-			row[r.idx[i]] = string(col.Data)
+			row[r.idx[i]] = r.t.value(r.idx[i], string(col.Data))
 		}
 	}
 	return row

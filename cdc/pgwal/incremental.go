@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pglogrepl"
 
 	"github.com/weirhq/weir/cdc"
-	"github.com/weirhq/weir/routes"
 )
 
 // incremental drains the slot from pos to the end of the WAL as of now,
@@ -29,31 +28,10 @@ func (r *run) incremental(ctx context.Context, pos string) (Result, error) {
 		return res, fmt.Errorf("drain slot %s from %s: %w", r.name, pos, err)
 	}
 	end := s.received
-	a := &applier{conn: r.dst, fail: r.fail}
-	if err := a.ApplyWindow(ctx, w, r.states(end.String(), w)); err != nil {
+	if err := r.applier.ApplyWindow(ctx, w, r.states(end.String(), int64(w.Changes))); err != nil {
 		return res, err
 	}
 	res.To = end.String()
-	count(&res, w)
+	res.Count(w)
 	return res, s.confirm(ctx, end)
-}
-
-// states is the state row of every pair at position pos.
-func (r *run) states(pos string, w *cdc.Window) map[routes.TableRef]routes.State {
-	out := map[routes.TableRef]routes.State{}
-	for i, t := range r.tables {
-		out[t.Dest] = routes.State{SourceID: r.cfg.sourceID(r.cfg.Tables[i]), Position: pos, RunID: r.runID, Rows: int64(w.Changes)}
-	}
-	return out
-}
-
-func count(res *Result, w *cdc.Window) {
-	res.Changes = w.Changes
-	for _, tw := range w.Tables {
-		res.Upserts += len(tw.Upserts)
-		res.Deletes += len(tw.Deletes)
-		if tw.Truncated {
-			res.Truncates++
-		}
-	}
 }

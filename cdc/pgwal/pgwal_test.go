@@ -10,38 +10,57 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/cdc/cdctest"
 	"github.com/weirhq/weir/routes"
+	_ "github.com/weirhq/weir/routes/mysql"
+	_ "github.com/weirhq/weir/routes/postgres"
 	"github.com/weirhq/weir/routes/routestest"
 )
 
-// env is one test's source and destination schemas on the test server.
+// env is one test's source schema and destination database.
 type env struct {
 	t    *testing.T
 	ctx  context.Context
-	conn *pgx.Conn
+	conn *pgx.Conn // the source server, for slots
 	cfg  Config
+	sdb  *cdctest.DB
+	ddb  *cdctest.DB
 	src  routes.TableRef
 	dst  routes.TableRef
 }
 
-func setup(t *testing.T) *env {
-	url := routestest.ServerURL(t, "WEIR_TEST_PG")
+// columns are the test table's columns, hashed as text on both sides.
+var columns = []string{"id", "name", "n", "big"}
+
+// destinations are the kinds every cross-destination test runs against.
+var destinations = []string{"postgres", "mysql"}
+
+func setup(t *testing.T) *env { return setupTo(t, "postgres") }
+
+func setupTo(t *testing.T, kind string) *env {
 	ctx := routestest.Context(t, 2*time.Minute)
-	conn, err := pgx.Connect(ctx, url)
+	sdb := cdctest.Open(t, ctx, "postgres")
+	ddb := sdb
+	if kind != "postgres" {
+		ddb = cdctest.Open(t, ctx, kind)
+	} else {
+		ddb = cdctest.Open(t, ctx, "postgres")
+	}
+	conn, err := pgx.Connect(ctx, sdb.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, d := routestest.Name("weir_t"), routestest.Name("weir_t")
-	e := &env{t: t, ctx: ctx, conn: conn,
-		src: routes.TableRef{Schema: s, Name: "items"}, dst: routes.TableRef{Schema: d, Name: "items"}}
-	e.cfg = Config{SourceURL: url, DestURL: url, Tables: []Pair{{Source: e.src, Dest: e.dst}}}
+	e := &env{t: t, ctx: ctx, conn: conn, sdb: sdb, ddb: ddb, src: sdb.Ref("items"), dst: ddb.Ref("items")}
+	e.cfg = Config{SourceURL: sdb.URL, DestURL: ddb.URL, Tables: []Pair{{Source: e.src, Dest: e.dst}}}
 	t.Cleanup(e.cleanup)
-	e.exec(fmt.Sprintf(`CREATE SCHEMA %s; CREATE SCHEMA %s;
-CREATE TABLE %s (id int PRIMARY KEY, name text NOT NULL, n int, big text)`, s, d, ident(e.src)))
+	e.exec(`CREATE TABLE ` + ident(e.src) + ` (id int PRIMARY KEY, name text NOT NULL, n int, big text)`)
 	e.exec(`INSERT INTO ` + ident(e.src) + ` SELECT g, 'row ' || g, g * 10, NULL FROM generate_series(1, 50) g`)
 	return e
 }
 
+// cleanup drops the pair's slot and publication (the schemas are dropped
+// by cdctest).
 func (e *env) cleanup() {
 	ctx, cancel := routestest.CleanupContext()
 	defer cancel()
@@ -50,7 +69,6 @@ func (e *env) cleanup() {
 		e.t.Errorf("cleanup: %v", err)
 	}
 	dropPublication(ctx, e.conn, name)
-	e.conn.Exec(ctx, fmt.Sprintf("DROP SCHEMA %s CASCADE; DROP SCHEMA %s CASCADE", quoteIdent(e.src.Schema), quoteIdent(e.dst.Schema)))
 	e.conn.Close(ctx)
 }
 
@@ -70,15 +88,14 @@ func (e *env) run() Result {
 	return res
 }
 
-// hash is the ordered md5 of every row's text.
+// hash is the ordered hash of the source or destination table.
 func (e *env) hash(t routes.TableRef) string {
 	e.t.Helper()
-	var h, n string
-	q := fmt.Sprintf(`SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY id)), ''), count(*)::text FROM %s t`, ident(t))
-	if err := e.conn.QueryRow(e.ctx, q).Scan(&h, &n); err != nil {
-		e.t.Fatal(err)
+	db := e.sdb
+	if t == e.dst {
+		db = e.ddb
 	}
-	return n + ":" + h
+	return db.Hash(e.t, e.ctx, t.Name, columns, "id")
 }
 
 func (e *env) assertEqual(step string) {
@@ -109,12 +126,14 @@ func TestRun_Workload(t *testing.T) {
 		{"identity default", "DEFAULT"},
 		{"identity full", "FULL"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := setup(t)
-			e.exec(`ALTER TABLE ` + ident(e.src) + ` REPLICA IDENTITY ` + tt.identity)
-			e.workloadRuns()
-		})
+	for _, kind := range destinations {
+		for _, tt := range tests {
+			t.Run(kind+"/"+tt.name, func(t *testing.T) {
+				e := setupTo(t, kind)
+				e.exec(`ALTER TABLE ` + ident(e.src) + ` REPLICA IDENTITY ` + tt.identity)
+				e.workloadRuns()
+			})
+		}
 	}
 }
 
@@ -154,10 +173,9 @@ func (e *env) workloadRuns() {
 
 func (e *env) checkToast(id int) {
 	e.t.Helper()
-	var n int
-	q := `SELECT length(big) FROM ` + ident(e.dst) + ` WHERE id = $1`
-	if err := e.conn.QueryRow(e.ctx, q, id).Scan(&n); err != nil || n < 8192 {
-		e.t.Fatalf("wide row %d: length %d, err %v; want > 8 KB", id, n, err)
+	n := e.ddb.Query(e.t, e.ctx, fmt.Sprintf(`SELECT length(big) FROM %s WHERE id = %d`, e.ddb.Table(e.dst.Name), id))
+	if len(n) < 4 {
+		e.t.Fatalf("wide row %d: length %s; want > 8 KB", id, n)
 	}
 }
 
@@ -181,16 +199,22 @@ func (e *env) checkConfirmed(pos string) {
 }
 
 func TestRun_WritesDuringBootstrap(t *testing.T) {
-	e := setup(t)
+	for _, kind := range destinations {
+		t.Run(kind, func(t *testing.T) { writesDuringBootstrap(t, setupTo(t, kind)) })
+	}
+}
+
+func writesDuringBootstrap(t *testing.T, e *env) {
 	other, err := pgx.Connect(e.ctx, e.cfg.SourceURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close(e.ctx)
 	// Writes committed after the snapshot was exported, before the
-	// bootstrap commits: the slot must deliver them, exactly once.
+	// bootstrap copies: the copy must not see them and the slot must
+	// deliver them, exactly once.
 	setFailpoint(t, func(stage string) error {
-		if stage != "bootstrap-commit" {
+		if stage != "bootstrap-copy" {
 			return nil
 		}
 		_, err := other.Exec(e.ctx, `INSERT INTO `+ident(e.src)+` VALUES (900, 'during', 1, NULL);
@@ -204,31 +228,35 @@ UPDATE `+ident(e.src)+` SET name = 'during' WHERE id = 2; DELETE FROM `+ident(e.
 }
 
 func TestRun_FailureInsideApply(t *testing.T) {
-	for _, stage := range []string{"after-truncate", "before-state", "before-commit"} {
-		t.Run(stage, func(t *testing.T) {
-			e := setup(t)
-			e.run()
-			e.workload()
-			e.exec(`TRUNCATE ` + ident(e.src))
-			e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (5, 'post', 5, ` + bigText + `)`)
-			before := e.hash(e.dst)
-			setFailpoint(t, func(s string) error {
-				if s == stage {
-					return errors.New("injected failure")
-				}
-				return nil
-			})
-			if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
-				t.Fatalf("run with failure = %v, want the injected failure", err)
-			}
-			if got := e.hash(e.dst); got != before {
-				t.Fatalf("failed apply changed the destination")
-			}
-			setFailpoint(t, nil)
-			e.run()
-			e.assertEqual("re-run after failure")
-		})
+	for _, kind := range destinations {
+		for _, stage := range []string{"after-truncate", "before-state", "before-commit"} {
+			t.Run(kind+"/"+stage, func(t *testing.T) { failureInsideApply(t, setupTo(t, kind), stage) })
+		}
 	}
+}
+
+func failureInsideApply(t *testing.T, e *env, stage string) {
+	e.run()
+	e.workload()
+	e.exec(`TRUNCATE ` + ident(e.src))
+	e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (5, 'post', 5, ` + bigText + `)`)
+	before := e.hash(e.dst)
+	cdc.FailHook = func(s string) error {
+		if s == stage {
+			return errors.New("injected failure")
+		}
+		return nil
+	}
+	t.Cleanup(func() { cdc.FailHook = nil })
+	if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("run with failure = %v, want the injected failure", err)
+	}
+	if got := e.hash(e.dst); got != before {
+		t.Fatalf("failed apply changed the destination")
+	}
+	cdc.FailHook = nil
+	e.run()
+	e.assertEqual("re-run after failure")
 }
 
 func TestRun_DroppedSlot(t *testing.T) {
@@ -262,7 +290,7 @@ func setFailpoint(t *testing.T, fn func(string) error) {
 func TestRun_FailedBootstrapRetries(t *testing.T) {
 	e := setup(t)
 	setFailpoint(t, func(stage string) error {
-		if stage == "bootstrap-commit" {
+		if stage == "bootstrap-copy" {
 			return errors.New("injected failure")
 		}
 		return nil
@@ -300,17 +328,8 @@ func TestRun_TwoTables(t *testing.T) {
 	e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (300, 'x', 1, NULL)`)
 	e.run()
 	e.assertEqual("items")
-	if s, d := e.hash2(src2), e.hash2(dst2); s != d {
+	cols := []string{"region", "id", "balance"}
+	if s, d := e.sdb.Hash(t, e.ctx, "accounts", cols, "region, id"), e.ddb.Hash(t, e.ctx, "accounts", cols, "region, id"); s != d {
 		t.Fatalf("accounts: destination %s != source %s", d, s)
 	}
-}
-
-func (e *env) hash2(t routes.TableRef) string {
-	e.t.Helper()
-	var h string
-	q := fmt.Sprintf(`SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY region, id)), '') FROM %s t`, ident(t))
-	if err := e.conn.QueryRow(e.ctx, q).Scan(&h); err != nil {
-		e.t.Fatal(err)
-	}
-	return h
 }

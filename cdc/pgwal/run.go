@@ -2,40 +2,42 @@ package pgwal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
 )
 
 // Result reports one run.
-type Result struct {
-	Bootstrap bool   `json:"bootstrap"`         // this run was the first load
-	Rows      int64  `json:"rows,omitempty"`    // rows the bootstrap loaded
-	Changes   int    `json:"changes,omitempty"` // changes drained from the slot
-	Upserts   int    `json:"upserts,omitempty"` // rows upserted after the fold
-	Deletes   int    `json:"deletes,omitempty"` // rows deleted after the fold
-	Truncates int    `json:"truncates,omitempty"`
-	From      string `json:"from,omitempty"` // the position the run started at
-	To        string `json:"to"`             // the position it committed
-}
+type Result = cdc.Result
 
 // run is one Run's connections and tables.
 type run struct {
-	cfg    Config
-	name   string // slot and publication
-	runID  string
-	src    *pgx.Conn
-	dst    *pgx.Conn
-	tables []*table
-	fail   func(stage string) error // failure injection, tests only
+	cfg     Config
+	name    string // slot and publication
+	runID   string
+	src     *pgx.Conn          // control: slot, publication, WAL end
+	source  routes.Source      // the postgres route: probe and bootstrap reads
+	dest    routes.Destination // any route that implements cdc.Applier
+	applier cdc.Applier
+	tables  []*table
 }
 
-// failpoint, when set (tests), is called at named stages of the apply
-// transaction; an error it returns aborts the run there.
+// failpoint, when set (tests), is called at named stages of the bootstrap
+// ("bootstrap-copy": the snapshot is exported, nothing is copied yet); an
+// error it returns aborts the run there.
 var failpoint func(stage string) error
+
+func fail(stage string) error {
+	if failpoint != nil {
+		return failpoint(stage)
+	}
+	return nil
+}
 
 // Run bootstraps the pair on its first run and drains, folds and applies
 // the changes since the saved position on every later one.
@@ -55,7 +57,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	return r.incremental(ctx, pos)
 }
 
-func open(ctx context.Context, cfg Config) (*run, error) {
+func open(ctx context.Context, cfg Config) (r *run, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -63,30 +65,37 @@ func open(ctx context.Context, cfg Config) (*run, error) {
 	if err != nil {
 		return nil, routes.BadInput("pgwal: %v", err)
 	}
-	r := &run{cfg: cfg, name: name, runID: cfg.RunID, fail: noFail}
+	r = &run{cfg: cfg, name: name, runID: cfg.RunID}
 	if r.runID == "" {
 		r.runID = routes.NewRunID()
 	}
-	if failpoint != nil {
-		r.fail = failpoint
-	}
+	defer func() {
+		if err != nil {
+			r.close(ctx)
+		}
+	}()
 	if r.src, err = pgx.Connect(ctx, cfg.SourceURL); err != nil {
-		return nil, fmt.Errorf("connect source %s: %w", routes.Redact(cfg.SourceURL), err)
+		return r, fmt.Errorf("connect source %s: %w", routes.Redact(cfg.SourceURL), err)
 	}
-	if r.dst, err = pgx.Connect(ctx, cfg.DestURL); err != nil {
-		r.src.Close(ctx)
-		return nil, fmt.Errorf("connect destination %s: %w", routes.Redact(cfg.DestURL), err)
+	if r.source, err = routes.OpenSource(ctx, cfg.SourceURL); err != nil {
+		return r, err
+	}
+	if r.dest, err = routes.OpenDestination(ctx, cfg.DestURL); err != nil {
+		return r, err
+	}
+	if r.applier, err = cdc.AsApplier(r.dest, cfg.DestURL); err != nil {
+		return r, err
 	}
 	return r, r.probe(ctx)
 }
-
-func noFail(string) error { return nil }
 
 func (r *run) probe(ctx context.Context) error {
 	for _, p := range r.cfg.Tables {
 		t, err := probe(ctx, r.src, p)
 		if err != nil {
-			r.close(ctx)
+			return err
+		}
+		if t.Info, err = r.source.Probe(ctx, p.Source); err != nil {
 			return err
 		}
 		r.tables = append(r.tables, t)
@@ -95,22 +104,31 @@ func (r *run) probe(ctx context.Context) error {
 }
 
 func (r *run) close(ctx context.Context) {
-	ctx = context.WithoutCancel(ctx)
-	r.src.Close(ctx)
-	r.dst.Close(ctx)
+	if r.src != nil {
+		r.src.Close(context.WithoutCancel(ctx))
+	}
+	for _, c := range []interface{ Close() error }{r.source, r.dest} {
+		if c != nil {
+			c.Close()
+		}
+	}
 }
 
 // position returns the lowest saved position over the pair's tables (they
 // are committed together, so they agree unless a table was added); ok is
 // false when any table has none, which means (re-)bootstrap.
 func (r *run) position(ctx context.Context) (string, bool, error) {
+	sr, ok := routes.As[routes.StateReader](r.dest)
+	if !ok {
+		return "", false, errors.New("pgwal: the destination cannot read its state")
+	}
 	var low pglogrepl.LSN
 	for i, t := range r.tables {
-		pos, ok, err := loadPosition(ctx, r.dst, t.Dest, r.cfg.sourceID(r.cfg.Tables[i]))
-		if err != nil || !ok {
+		s, ok, err := sr.LoadState(ctx, t.Dest, t.Info.SourceID)
+		if err != nil || !ok || s.Position == "" {
 			return "", false, err
 		}
-		lsn, err := pglogrepl.ParseLSN(pos)
+		lsn, err := pglogrepl.ParseLSN(s.Position)
 		if err != nil {
 			return "", false, fmt.Errorf("saved position of %s: %w", t.Dest, err)
 		}
@@ -121,18 +139,26 @@ func (r *run) position(ctx context.Context) (string, bool, error) {
 	return low.String(), true, nil
 }
 
-// Drop removes the pair's slot and publication and its saved positions, so
-// the next Run bootstraps again (weir reset). The destination tables stay.
+// states is the state row of every table at position pos.
+func (r *run) states(pos string, rows int64) map[routes.TableRef]routes.State {
+	out := map[routes.TableRef]routes.State{}
+	for _, t := range r.tables {
+		out[t.Dest] = routes.State{SourceID: t.Info.SourceID, Position: pos, RunID: r.runID, Rows: rows}
+	}
+	return out
+}
+
+// Drop removes the pair's slot and publication and clears its saved
+// positions, so the next Run bootstraps again (weir reset). The
+// destination tables stay.
 func Drop(ctx context.Context, cfg Config) error {
 	r, err := open(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer r.close(ctx)
-	for i, t := range r.tables {
-		if err := deleteState(ctx, r.dst, t.Dest, cfg.sourceID(cfg.Tables[i])); err != nil {
-			return err
-		}
+	if err := r.applier.ApplyWindow(ctx, cdc.NewWindow(), r.states("", 0)); err != nil {
+		return fmt.Errorf("clear saved positions: %w", err)
 	}
 	if err := dropSlot(ctx, r.src, r.name); err != nil {
 		return err

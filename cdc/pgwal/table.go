@@ -22,8 +22,7 @@ ORDER BY a.attnum`
 // table is a captured table with what bootstrap needs to create it.
 type table struct {
 	cdc.Table
-	notNull []bool
-	keyPos  []int // per column: 1-based position in the primary key, 0 if none
+	keyPos []int // per column: 1-based position in the primary key, 0 if none
 }
 
 // probe reads a source table's columns and primary key. A table without
@@ -42,7 +41,7 @@ func probe(ctx context.Context, src *pgx.Conn, p Pair) (*table, error) {
 			return nil, fmt.Errorf("probe %s: %w", p.Source, err)
 		}
 		t.Columns, t.Types = append(t.Columns, name), append(t.Types, typ)
-		t.notNull, t.keyPos = append(t.notNull, notNull), append(t.keyPos, pos)
+		t.keyPos = append(t.keyPos, pos)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("probe %s: %w", p.Source, err)
@@ -86,19 +85,6 @@ func (t *table) orderKey() error {
 			Hint: "log_based needs a primary key to apply updates and deletes; add one"}
 	}
 	return nil
-}
-
-// createSQL is the destination table's DDL, with the source's types.
-func (t *table) createSQL() string {
-	defs := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		defs[i] = quoteIdent(c) + " " + t.Types[i]
-		if t.notNull[i] {
-			defs[i] += " NOT NULL"
-		}
-	}
-	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s, PRIMARY KEY (%s))",
-		ident(t.Dest), strings.Join(defs, ", "), identList(t.KeyNames()))
 }
 
 func ident(t routes.TableRef) string { return pgx.Identifier{t.Schema, t.Name}.Sanitize() }

@@ -129,8 +129,13 @@ func (st *stage) load(ctx context.Context, q string) (int64, error) {
 	return res.RowsAffected()
 }
 
+// querier is a session or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
 // warnings turns the session's warnings into an error.
-func warnings(ctx context.Context, conn *sql.Conn) error {
+func warnings(ctx context.Context, conn querier) error {
 	rows, err := conn.QueryContext(ctx, "SHOW WARNINGS LIMIT 5")
 	if err != nil {
 		return err

@@ -35,7 +35,7 @@ func (e *Endpoint) Plan(ctx context.Context, info *routes.TableInfo, opts routes
 			ranges[i].Label = "whole table"
 		}
 	}
-	if len(ranges) > 1 {
+	if len(ranges) > 1 && !e.snap.isPinned() {
 		if err := e.snap.export(ctx, e.pool, info, len(ranges)); err != nil {
 			return nil, err
 		}

@@ -15,8 +15,25 @@ import (
 // snapshots holds, per planned table, a transaction that exported a
 // snapshot, until every pipe has imported it (pg_dump --jobs does the same).
 type snapshots struct {
-	mu   sync.Mutex
-	held map[*routes.TableInfo]*snapshot
+	mu     sync.Mutex
+	held   map[*routes.TableInfo]*snapshot
+	pinned string // set by UseSnapshot: every read imports it
+}
+
+// UseSnapshot makes every later read import the exported snapshot id
+// instead of reading the current data (cdc/pgwal pins its bootstrap to the
+// replication slot's snapshot this way). The exporter must keep the
+// snapshot alive until the reads have imported it.
+func (e *Endpoint) UseSnapshot(id string) {
+	e.snap.mu.Lock()
+	defer e.snap.mu.Unlock()
+	e.snap.pinned = id
+}
+
+func (s *snapshots) isPinned() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pinned != ""
 }
 
 type snapshot struct {
@@ -57,6 +74,9 @@ func (s *snapshots) export(ctx context.Context, pool *pgxpool.Pool, info *routes
 func (s *snapshots) id(info *routes.TableInfo) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pinned != "" {
+		return s.pinned
+	}
 	if snap := s.held[info]; snap != nil {
 		return snap.id
 	}

@@ -1,4 +1,4 @@
-package pgwal
+package postgres
 
 import (
 	"bytes"
@@ -12,41 +12,43 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// applier applies folded windows into a PostgreSQL destination: cdc.Applier
-// until routes/postgres offers it (cdc/PROPOSED-routes.diff).
-type applier struct {
-	conn *pgx.Conn
-	fail func(stage string) error
-}
-
-var _ cdc.Applier = (*applier)(nil)
+var _ cdc.Applier = (*Endpoint)(nil)
 
 // ApplyWindow applies every table of w and saves each table's state, in
 // one transaction. Per table: load the upserts into a temp table (text
-// COPY: pgoutput sends each type's text output, which its input accepts),
-// fill their Unchanged columns from the rows the destination holds under
-// Upsert.Origin, TRUNCATE if one happened, DELETE … USING the deleted keys,
-// then INSERT … ON CONFLICT (key) DO UPDATE.
-func (a *applier) ApplyWindow(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
-	tx, err := a.conn.Begin(ctx)
+// COPY: pgoutput sends each type's text output, which its input accepts;
+// typed values are rendered as text), fill their Unchanged columns from the
+// rows the destination holds under Upsert.Origin, TRUNCATE if one happened,
+// DELETE … USING the deleted keys, then INSERT … ON CONFLICT (key) DO
+// UPDATE. Nothing is done row by row.
+func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+	conn, err := e.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	defer conn.Release()
+	if err := ensureTables(ctx, conn.Conn(), w, states); err != nil {
+		return err
+	}
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin apply: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	for i, tw := range w.Sorted() {
-		if err := a.applyTable(ctx, tx, tw, i); err != nil {
+		if err := applyTable(ctx, tx, tw, i); err != nil {
 			return fmt.Errorf("apply to %s: %w", tw.Table.Dest, err)
 		}
 	}
-	if err := a.fail("before-state"); err != nil {
+	if err := cdc.Fail("before-state"); err != nil {
 		return err
 	}
 	for dest, s := range states {
 		if err := saveState(ctx, tx, dest, s); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", dest, err)
 		}
 	}
-	if err := a.fail("before-commit"); err != nil {
+	if err := cdc.Fail("before-commit"); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -55,7 +57,30 @@ func (a *applier) ApplyWindow(ctx context.Context, w *cdc.Window, states map[rou
 	return nil
 }
 
-func (a *applier) applyTable(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, n int) error {
+// ensureTables creates the state tables and any destination table that
+// does not exist yet (from the source's probe, as the bulk route would).
+func ensureTables(ctx context.Context, conn *pgx.Conn, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+	for dest := range states {
+		q := "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(dest.Schema) + "; " + stateDDL(dest.Schema)
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("create state table for %s: %w", dest, err)
+		}
+	}
+	for _, tw := range w.Tables {
+		info := tw.Table.Info
+		if info == nil {
+			continue
+		}
+		q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s, PRIMARY KEY (%s))",
+			ident(tw.Table.Dest), columnDefs(info), joinIdents(tw.Table.KeyNames()))
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("create %s: %w", tw.Table.Dest, err)
+		}
+	}
+	return nil
+}
+
+func applyTable(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, n int) error {
 	t := tw.Table
 	up := fmt.Sprintf("_weir_cdc_up_%d", n)
 	if err := loadUpserts(ctx, tx, tw, up); err != nil {
@@ -66,7 +91,7 @@ func (a *applier) applyTable(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow
 			return fmt.Errorf("truncate: %w", err)
 		}
 	}
-	if err := a.fail("after-truncate"); err != nil {
+	if err := cdc.Fail("after-truncate"); err != nil {
 		return err
 	}
 	if err := applyDeletes(ctx, tx, tw, fmt.Sprintf("_weir_cdc_del_%d", n)); err != nil {
@@ -103,7 +128,7 @@ func loadUpserts(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, tmp string
 		partial = partial || u.Partial()
 		writeUpsert(&buf, t, u)
 	}
-	cols := identList(t.Columns) + ", " + originList(len(t.Key)) + ", _weir_unchanged"
+	cols := joinIdents(t.Columns) + ", " + originList(len(t.Key)) + ", _weir_unchanged"
 	if _, err := tx.Conn().PgConn().CopyFrom(ctx, &buf, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, cols)); err != nil {
 		return fmt.Errorf("copy upserts: %w", err)
 	}
@@ -133,14 +158,14 @@ func applyDeletes(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, tmp strin
 		return nil
 	}
 	t := tw.Table
-	keys := identList(t.KeyNames())
+	keys := joinIdents(t.KeyNames())
 	q := fmt.Sprintf("CREATE TEMP TABLE %s ON COMMIT DROP AS SELECT %s FROM %s WITH NO DATA", tmp, keys, ident(t.Dest))
 	if _, err := tx.Exec(ctx, q); err != nil {
 		return fmt.Errorf("create %s: %w", tmp, err)
 	}
 	var buf bytes.Buffer
 	for _, key := range tw.Deletes {
-		writeRow(&buf, key)
+		writeTextRow(&buf, key)
 	}
 	if _, err := tx.Conn().PgConn().CopyFrom(ctx, &buf, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, keys)); err != nil {
 		return fmt.Errorf("copy deletes: %w", err)
@@ -153,10 +178,10 @@ func applyDeletes(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, tmp strin
 }
 
 func upsertSQL(t *cdc.Table, tmp string) string {
-	cols := identList(t.Columns)
+	cols := joinIdents(t.Columns)
 	var sets []string
 	for i, c := range t.Columns {
-		if !isKey(t, i) {
+		if !isKeyColumn(t, i) {
 			sets = append(sets, fmt.Sprintf("%s = EXCLUDED.%s", quoteIdent(c), quoteIdent(c)))
 		}
 	}
@@ -165,7 +190,7 @@ func upsertSQL(t *cdc.Table, tmp string) string {
 		action = "DO UPDATE SET " + strings.Join(sets, ", ")
 	}
 	return fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s ON CONFLICT (%s) %s",
-		ident(t.Dest), cols, cols, tmp, identList(t.KeyNames()), action)
+		ident(t.Dest), cols, cols, tmp, joinIdents(t.KeyNames()), action)
 }
 
 // keyMatch is "d.k1 = s._weir_o_0 AND …" (origin) or "d.k1 = x.k1 AND …".
@@ -181,7 +206,7 @@ func keyMatch(t *cdc.Table, d, s string, origin bool) string {
 	return strings.Join(parts, " AND ")
 }
 
-func isKey(t *cdc.Table, col int) bool {
+func isKeyColumn(t *cdc.Table, col int) bool {
 	for _, k := range t.Key {
 		if k == col {
 			return true

@@ -1,9 +1,12 @@
-package pgwal
+package postgres
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weirhq/weir/cdc"
 )
@@ -22,11 +25,11 @@ func writeUpsert(buf *bytes.Buffer, t *cdc.Table, u *cdc.Upsert) {
 		vals = append(vals, v)
 	}
 	vals = append(vals, u.Origin...)
-	writeRow(buf, append(vals, textArray(unchanged)))
+	writeTextRow(buf, append(vals, textArray(unchanged)))
 }
 
-// writeRow writes values as one line of COPY's text format.
-func writeRow(buf *bytes.Buffer, vals []any) {
+// writeTextRow writes values as one line of COPY's text format.
+func writeTextRow(buf *bytes.Buffer, vals []any) {
 	for i, v := range vals {
 		if i > 0 {
 			buf.WriteByte('\t')
@@ -35,17 +38,28 @@ func writeRow(buf *bytes.Buffer, vals []any) {
 			buf.WriteString(`\N`)
 			continue
 		}
-		escapeCopy(buf, textOf(v))
+		escapeCopy(buf, pgText(v))
 	}
 	buf.WriteByte('\n')
 }
 
-func textOf(v any) string {
+// pgText renders a change value as PostgreSQL's input text: strings as
+// they are (pgoutput's text output), bytes as bytea hex, times with their
+// zone (a timestamp column drops it), numbers in full precision.
+func pgText(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
 	case []byte:
-		return string(x)
+		return `\x` + hex.EncodeToString(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case time.Time:
+		return x.Format("2006-01-02 15:04:05.999999Z07:00")
+	case float32:
+		return strconv.FormatFloat(float64(x), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
 	default:
 		return fmt.Sprint(x)
 	}

@@ -1,0 +1,202 @@
+package binlog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/weirhq/weir/cdc"
+)
+
+// stallTimeout bounds the wait for one event: the drain's target was
+// already written when the run connected, so a silent stream is broken.
+const stallTimeout = 30 * time.Second
+
+// drain streams the binlog from from to to and folds every row change of
+// the captured tables into w.
+func (r *run) drain(ctx context.Context, from, to Position, w *cdc.Window) error {
+	syncer := replication.NewBinlogSyncer(r.syncerConfig())
+	defer syncer.Close()
+	stream, err := syncer.StartSync(mysql.Position{Name: from.File, Pos: from.Pos})
+	if err != nil {
+		return fmt.Errorf("start binlog stream: %w", err)
+	}
+	d := newDecoder(r.tables)
+	file := from.File
+	for {
+		ectx, cancel := context.WithTimeout(ctx, stallTimeout)
+		ev, err := stream.GetEvent(ectx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("no binlog event for %s at %s:%d before the target", stallTimeout, file, d.pos)
+			}
+			return err
+		}
+		if rot, ok := ev.Event.(*replication.RotateEvent); ok {
+			file = string(rot.NextLogName)
+			continue
+		}
+		d.pos = ev.Header.LogPos
+		if err := d.event(ev, Position{File: file, Pos: ev.Header.LogPos}, w); err != nil {
+			return err
+		}
+		if ev.Header.LogPos > 0 && !(Position{File: file, Pos: ev.Header.LogPos}).Before(to) {
+			return nil
+		}
+	}
+}
+
+func (r *run) syncerConfig() replication.BinlogSyncerConfig {
+	nu := r.url.URL()
+	port, _ := strconv.Atoi(nu.Port())
+	if port == 0 {
+		port = 3306
+	}
+	pass, _ := nu.User.Password()
+	var id [4]byte
+	rand.Read(id[:])
+	return replication.BinlogSyncerConfig{
+		// A replica id of its own per run, far from real replicas' ids.
+		ServerID:                1<<30 | binary.BigEndian.Uint32(id[:])>>2,
+		Flavor:                  r.srv.flavor(),
+		Host:                    nu.Hostname(),
+		Port:                    uint16(port),
+		User:                    nu.User.Username(),
+		Password:                pass,
+		TimestampStringLocation: time.UTC,
+		DisableRetrySync:        true,
+		Logger:                  slog.New(slog.DiscardHandler),
+	}
+}
+
+// decoder turns row and query events into cdc changes.
+type decoder struct {
+	tables map[string]*cdc.Table // by "schema.name"
+	maps   map[*replication.TableMapEvent]*layout
+	pos    uint32
+}
+
+func newDecoder(tables []*cdc.Table) *decoder {
+	d := &decoder{tables: map[string]*cdc.Table{}, maps: map[*replication.TableMapEvent]*layout{}}
+	for _, t := range tables {
+		d.tables[t.Source.Schema+"."+t.Source.Name] = t
+	}
+	return d
+}
+
+func (d *decoder) event(ev *replication.BinlogEvent, at Position, w *cdc.Window) error {
+	commit := time.Unix(int64(ev.Header.Timestamp), 0).UTC()
+	switch e := ev.Event.(type) {
+	case *replication.RowsEvent:
+		op, ok := rowsOp(ev.Header.EventType)
+		if !ok {
+			return nil
+		}
+		return d.rows(e, op, cdc.Change{Op: op, Position: at.String(), Commit: commit}, w)
+	case *replication.QueryEvent:
+		return d.query(e, cdc.Change{Op: cdc.OpTruncate, Position: at.String(), Commit: commit}, w)
+	}
+	return nil
+}
+
+func rowsOp(t replication.EventType) (cdc.Op, bool) {
+	switch t {
+	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2, replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1:
+		return cdc.OpInsert, true
+	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1:
+		return cdc.OpUpdate, true
+	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2, replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+		return cdc.OpDelete, true
+	}
+	return 0, false
+}
+
+// rows folds one rows event: inserts and deletes carry one image per row,
+// updates a before and an after image.
+func (d *decoder) rows(e *replication.RowsEvent, op cdc.Op, base cdc.Change, w *cdc.Window) error {
+	t := d.tables[string(e.Table.Schema)+"."+string(e.Table.Table)]
+	if t == nil {
+		return nil
+	}
+	l, err := d.layout(t, e.Table)
+	if err != nil {
+		return err
+	}
+	step := 1
+	if op == cdc.OpUpdate {
+		step = 2
+	}
+	for i := 0; i+step <= len(e.Rows); i += step {
+		c := base
+		first := l.row(e.Rows[i])
+		switch op {
+		case cdc.OpInsert:
+			c.After = first
+		case cdc.OpUpdate:
+			c.Before, c.After, c.Key = first, l.row(e.Rows[i+1]), keyOf(t, first)
+		case cdc.OpDelete:
+			c.Before, c.Key = first, keyOf(t, first)
+		}
+		if err := w.Add(t, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func keyOf(t *cdc.Table, row []any) []any {
+	key := make([]any, len(t.Key))
+	for i, k := range t.Key {
+		key[i] = row[k]
+	}
+	return key
+}
+
+var (
+	truncateRE = regexp.MustCompile(`(?is)^\s*truncate\s+(?:table\s+)?([^\s;]+)\s*;?\s*$`)
+	ddlRE      = regexp.MustCompile(`(?is)^\s*(?:alter|drop|rename)\s+table\s+(?:if\s+exists\s+)?([^\s;,(]+)`)
+)
+
+// query folds a TRUNCATE of a captured table; an ALTER, DROP or RENAME of
+// one stops the run (schema changes are not followed).
+func (d *decoder) query(e *replication.QueryEvent, c cdc.Change, w *cdc.Window) error {
+	q := string(e.Query)
+	if m := truncateRE.FindStringSubmatch(q); m != nil {
+		if t := d.tables[qualify(m[1], string(e.Schema))]; t != nil {
+			return w.Add(t, c)
+		}
+		return nil
+	}
+	if m := ddlRE.FindStringSubmatch(q); m != nil {
+		if t := d.tables[qualify(m[1], string(e.Schema))]; t != nil {
+			return fmt.Errorf("%s changed its schema at %s (%q): not followed; update %s and re-bootstrap (weir reset)", t.Source, c.Position, firstLine(q), t.Dest)
+		}
+	}
+	return nil
+}
+
+// qualify turns `db`.`t`, db.t or t (in the event's default schema) into
+// "db.t".
+func qualify(name, schema string) string {
+	name = strings.ReplaceAll(name, "`", "")
+	if strings.Contains(name, ".") {
+		return name
+	}
+	return schema + "." + name
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

@@ -1,0 +1,162 @@
+package binlog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Position is a binlog coordinate: the file and offset the next event
+// starts at, and the server's GTID set there (MariaDB domain-server-seq
+// list or MySQL uuid:interval set; empty without GTIDs). Runs resume from
+// File:Pos; the GTID set is kept for operators and failover checks.
+type Position struct {
+	File string
+	Pos  uint32
+	GTID string
+}
+
+// String is "mysql-bin.000003:1234" or "mysql-bin.000003:1234 gtid=0-1-42":
+// the text saved in _weir_state.position.
+func (p Position) String() string {
+	s := fmt.Sprintf("%s:%d", p.File, p.Pos)
+	if p.GTID != "" {
+		s += " gtid=" + p.GTID
+	}
+	return s
+}
+
+// ParsePosition reads what String wrote.
+func ParsePosition(s string) (Position, error) {
+	coord, gtid, _ := strings.Cut(s, " gtid=")
+	i := strings.LastIndexByte(coord, ':')
+	if i <= 0 {
+		return Position{}, fmt.Errorf("binlog position %q: want file:pos", s)
+	}
+	pos, err := strconv.ParseUint(coord[i+1:], 10, 32)
+	if err != nil {
+		return Position{}, fmt.Errorf("binlog position %q: %w", s, err)
+	}
+	return Position{File: coord[:i], Pos: uint32(pos), GTID: gtid}, nil
+}
+
+// Before reports whether p comes before q in the log (binlog file names
+// share a base name and a zero-padded sequence number).
+func (p Position) Before(q Position) bool {
+	if p.File != q.File {
+		return p.File < q.File
+	}
+	return p.Pos < q.Pos
+}
+
+// server is what the run needs to know about the source server.
+type server struct {
+	mariadb bool
+	version string
+}
+
+func (s server) flavor() string {
+	if s.mariadb {
+		return "mariadb"
+	}
+	return "mysql"
+}
+
+func readServer(ctx context.Context, db *sql.DB) (server, error) {
+	var v string
+	if err := db.QueryRowContext(ctx, `SELECT VERSION()`).Scan(&v); err != nil {
+		return server{}, fmt.Errorf("read server version: %w", err)
+	}
+	return server{mariadb: strings.Contains(strings.ToLower(v), "mariadb"), version: v}, nil
+}
+
+// current reads the end of the binlog now: SHOW MASTER STATUS (SHOW BINARY
+// LOG STATUS on MySQL 8.4+) and the GTID set (@@gtid_binlog_pos on MariaDB,
+// @@gtid_executed on MySQL).
+func (s server) current(ctx context.Context, db *sql.DB) (Position, error) {
+	var p Position
+	rows, err := db.QueryContext(ctx, `SHOW MASTER STATUS`)
+	if err != nil {
+		rows, err = db.QueryContext(ctx, `SHOW BINARY LOG STATUS`)
+	}
+	if err != nil {
+		return p, fmt.Errorf("read binlog status: %w", err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	if !rows.Next() {
+		return p, errors.New("the server writes no binary log: set log_bin (and server_id) and restart it")
+	}
+	vals := make([]any, len(cols))
+	vals[0], vals[1] = &p.File, &p.Pos
+	for i := 2; i < len(vals); i++ {
+		vals[i] = new(sql.RawBytes)
+	}
+	if err := rows.Scan(vals...); err != nil {
+		return p, fmt.Errorf("read binlog status: %w", err)
+	}
+	rows.Close()
+	q := `SELECT @@gtid_executed`
+	if s.mariadb {
+		q = `SELECT @@gtid_binlog_pos`
+	}
+	var gtid sql.NullString
+	if err := db.QueryRowContext(ctx, q).Scan(&gtid); err == nil {
+		p.GTID = strings.ReplaceAll(gtid.String, "\n", "")
+	}
+	return p, nil
+}
+
+// ErrPositionLost: the binlog file the saved position is in was purged
+// (expire_logs_days, binlog_expire_logs_seconds, PURGE BINARY LOGS). The
+// changes since cannot be read any more; the fix is a new bootstrap.
+var ErrPositionLost = errors.New("binlog position lost")
+
+// PositionLostError names the position and the fix.
+type PositionLostError struct {
+	Position Position
+	Oldest   string // the oldest binlog file the server still has
+}
+
+func (e *PositionLostError) Error() string {
+	return fmt.Sprintf("binlog file %s of the saved position %s was purged (the oldest is %s); changes after it are unreadable: re-bootstrap with `weir reset` (drops the state) and run again",
+		e.Position.File, e.Position, e.Oldest)
+}
+
+// Is makes errors.Is(err, ErrPositionLost) true.
+func (e *PositionLostError) Is(target error) bool { return target == ErrPositionLost }
+
+// checkRetained fails with a *PositionLostError when the server no longer
+// has the binlog file p is in.
+func checkRetained(ctx context.Context, db *sql.DB, p Position) error {
+	rows, err := db.QueryContext(ctx, `SHOW BINARY LOGS`)
+	if err != nil {
+		return fmt.Errorf("list binary logs: %w", err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var oldest string
+	for rows.Next() {
+		var name string
+		vals := []any{&name}
+		for range cols[1:] {
+			vals = append(vals, new(sql.RawBytes))
+		}
+		if err := rows.Scan(vals...); err != nil {
+			return fmt.Errorf("list binary logs: %w", err)
+		}
+		if oldest == "" {
+			oldest = name
+		}
+		if name == p.File {
+			return nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list binary logs: %w", err)
+	}
+	return &PositionLostError{Position: p, Oldest: oldest}
+}

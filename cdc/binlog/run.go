@@ -1,0 +1,276 @@
+package binlog
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	driver "github.com/go-sql-driver/mysql"
+
+	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
+)
+
+// Result reports one run.
+type Result = cdc.Result
+
+// Pair is one captured table and where it goes.
+type Pair = cdc.Pair
+
+// Config is one (source, destination) capture.
+type Config struct {
+	SourceURL string // mysql://… or mariadb://…; the user needs REPLICATION SLAVE and REPLICATION CLIENT
+	DestURL   string // any destination that implements cdc.Applier
+	Tables    []Pair
+	RunID     string // optional; routes.NewRunID() when empty
+}
+
+// run is one Run's connections and tables.
+type run struct {
+	cfg     Config
+	runID   string
+	url     *routes.URL
+	db      *sql.DB // control: binlog status and retention
+	srv     server
+	source  routes.Source
+	dest    routes.Destination
+	applier cdc.Applier
+	tables  []*cdc.Table
+}
+
+// failpoint, when set (tests), is called at named stages of the bootstrap
+// ("bootstrap-copy": the coordinate is taken, nothing is loaded yet); an
+// error it returns aborts the run there.
+var failpoint func(stage string) error
+
+func fail(stage string) error {
+	if failpoint != nil {
+		return failpoint(stage)
+	}
+	return nil
+}
+
+// Run bootstraps the pair on its first run and drains, folds and applies
+// the binlog since the saved position on every later one.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	r, err := open(ctx, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.close()
+	pos, ok, err := r.position(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if !ok {
+		return r.bootstrap(ctx)
+	}
+	return r.incremental(ctx, pos)
+}
+
+func open(ctx context.Context, cfg Config) (r *run, err error) {
+	if len(cfg.Tables) == 0 {
+		return nil, routes.BadInput("binlog: no tables to capture")
+	}
+	r = &run{cfg: cfg, runID: cfg.RunID}
+	if r.runID == "" {
+		r.runID = routes.NewRunID()
+	}
+	if r.url, err = routes.ParseURL(cfg.SourceURL); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	if r.db, err = controlDB(r.url); err != nil {
+		return r, err
+	}
+	if r.srv, err = readServer(ctx, r.db); err != nil {
+		return r, err
+	}
+	if err := checkSettings(ctx, r.db); err != nil {
+		return r, err
+	}
+	if r.source, err = routes.OpenSource(ctx, cfg.SourceURL); err != nil {
+		return r, err
+	}
+	if r.dest, err = routes.OpenDestination(ctx, cfg.DestURL); err != nil {
+		return r, err
+	}
+	if r.applier, err = cdc.AsApplier(r.dest, cfg.DestURL); err != nil {
+		return r, err
+	}
+	return r, r.probe(ctx)
+}
+
+// controlDB opens a small database/sql pool on the source for status
+// queries (the route's pool is for reads).
+func controlDB(u *routes.URL) (*sql.DB, error) {
+	nu := u.URL()
+	c := driver.NewConfig()
+	c.User = nu.User.Username()
+	c.Passwd, _ = nu.User.Password()
+	c.Net, c.Addr = "tcp", nu.Host
+	if nu.Port() == "" {
+		c.Addr = nu.Hostname() + ":3306"
+	}
+	conn, err := driver.NewConnector(c)
+	if err != nil {
+		return nil, routes.BadInput("binlog: source URL %s: %v", u, err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(2)
+	return db, nil
+}
+
+// checkSettings refuses a server whose binlog cannot drive CDC, before
+// anything moves (bad input, exit 2).
+func checkSettings(ctx context.Context, db *sql.DB) error {
+	var format, image string
+	if err := db.QueryRowContext(ctx, `SELECT @@binlog_format, @@binlog_row_image`).Scan(&format, &image); err != nil {
+		return fmt.Errorf("binlog: read binlog settings: %w", err)
+	}
+	if !strings.EqualFold(format, "ROW") || !strings.EqualFold(image, "FULL") {
+		return &routes.ProbeError{Table: "(server)", Problem: fmt.Sprintf("binlog_format=%s, binlog_row_image=%s", format, image),
+			Hint: "log_based needs binlog_format=ROW and binlog_row_image=FULL (and binlog_row_metadata=FULL for column names); set them in the server config"}
+	}
+	return nil
+}
+
+// probe reads every table through the mysql route; each needs a primary key.
+func (r *run) probe(ctx context.Context) error {
+	for _, p := range r.cfg.Tables {
+		info, err := r.source.Probe(ctx, p.Source)
+		if err != nil {
+			return err
+		}
+		t := &cdc.Table{Source: info.Ref, Dest: p.Dest, Info: info}
+		for _, c := range info.Columns {
+			t.Columns, t.Types = append(t.Columns, c.Name), append(t.Types, c.NativeType)
+		}
+		for _, k := range info.PrimaryKey {
+			for i, c := range t.Columns {
+				if c == k {
+					t.Key = append(t.Key, i)
+				}
+			}
+		}
+		if len(t.Key) == 0 {
+			return &routes.ProbeError{Table: p.Source.String(), Problem: "no primary key",
+				Hint: "log_based needs a primary key to apply updates and deletes; add one"}
+		}
+		r.tables = append(r.tables, t)
+	}
+	return nil
+}
+
+func (r *run) close() {
+	for _, c := range []interface{ Close() error }{r.source, r.dest} {
+		if c != nil {
+			c.Close()
+		}
+	}
+	if r.db != nil {
+		r.db.Close()
+	}
+}
+
+// position returns the lowest saved position over the pair's tables; ok is
+// false when any table has none, which means (re-)bootstrap.
+func (r *run) position(ctx context.Context) (Position, bool, error) {
+	sr, ok := routes.As[routes.StateReader](r.dest)
+	if !ok {
+		return Position{}, false, fmt.Errorf("binlog: the destination cannot read its state")
+	}
+	var low Position
+	for i, t := range r.tables {
+		s, ok, err := sr.LoadState(ctx, t.Dest, t.Info.SourceID)
+		if err != nil || !ok || s.Position == "" {
+			return Position{}, false, err
+		}
+		p, err := ParsePosition(s.Position)
+		if err != nil {
+			return Position{}, false, fmt.Errorf("saved position of %s: %w", t.Dest, err)
+		}
+		if i == 0 || p.Before(low) {
+			low = p
+		}
+	}
+	return low, true, nil
+}
+
+// bootstrap records the coordinate, then loads every table and commits the
+// coordinate with its rows (see the package doc for why an unpinned load
+// is exactly right).
+func (r *run) bootstrap(ctx context.Context) (Result, error) {
+	res := Result{Bootstrap: true}
+	pos, err := r.srv.current(ctx, r.db)
+	if err != nil {
+		return res, err
+	}
+	res.To = pos.String()
+	if err := fail("bootstrap-copy"); err != nil {
+		return res, err
+	}
+	for _, t := range r.tables {
+		n, err := cdc.Bootstrap(ctx, r.source, r.dest, r.applier, t, pos.String(), r.runID)
+		if err != nil {
+			return res, err
+		}
+		res.Rows += n
+	}
+	return res, nil
+}
+
+// incremental drains from pos to the server's coordinate as of now and
+// applies the folded window with that coordinate, in one destination
+// transaction.
+func (r *run) incremental(ctx context.Context, from Position) (Result, error) {
+	res := Result{From: from.String(), To: from.String()}
+	to, err := r.srv.current(ctx, r.db)
+	if err != nil {
+		return res, err
+	}
+	if err := checkRetained(ctx, r.db, from); err != nil {
+		return res, err
+	}
+	w := cdc.NewWindow()
+	if from.Before(to) {
+		if err := r.drain(ctx, from, to, w); err != nil {
+			return res, fmt.Errorf("drain binlog from %s to %s: %w", from, to, err)
+		}
+	} else {
+		to = from
+	}
+	if err := r.applier.ApplyWindow(ctx, w, r.states(to.String(), int64(w.Changes))); err != nil {
+		return res, err
+	}
+	res.To = to.String()
+	res.Count(w)
+	return res, nil
+}
+
+func (r *run) states(pos string, rows int64) map[routes.TableRef]routes.State {
+	out := map[routes.TableRef]routes.State{}
+	for _, t := range r.tables {
+		out[t.Dest] = routes.State{SourceID: t.Info.SourceID, Position: pos, RunID: r.runID, Rows: rows}
+	}
+	return out
+}
+
+// Drop clears the pair's saved positions so the next Run bootstraps again
+// (weir reset). The destination tables stay; the binlog needs no cleanup.
+func Drop(ctx context.Context, cfg Config) error {
+	r, err := open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	if err := r.applier.ApplyWindow(ctx, cdc.NewWindow(), r.states("", 0)); err != nil {
+		return fmt.Errorf("clear saved positions: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+// Package cdctest gives CDC tests a database of their own on the test
+// servers (a PostgreSQL schema or a MySQL database with a unique name,
+// dropped in Cleanup) and an ordered hash of a table computed in SQL, so a
+// source and a destination on different servers compare equal row by row.
+package cdctest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	_ "github.com/go-sql-driver/mysql" // database/sql driver "mysql"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/routestest"
+)
+
+// DB is one test's schema (PostgreSQL) or database (MySQL).
+type DB struct {
+	Kind   string // "postgres" or "mysql"
+	URL    string
+	Schema string
+	pg     *pgx.Conn
+	my     *sql.Conn
+}
+
+// Open creates a uniquely named schema or database on the kind's test
+// server and drops it when the test ends.
+func Open(t *testing.T, ctx context.Context, kind string) *DB {
+	t.Helper()
+	d := &DB{Kind: kind, Schema: routestest.Name("weir_t")}
+	var err error
+	switch kind {
+	case "postgres":
+		d.URL = routestest.ServerURL(t, "WEIR_TEST_PG")
+		if d.pg, err = pgx.Connect(ctx, d.URL); err != nil {
+			t.Fatal(err)
+		}
+	case "mysql":
+		d.URL = routestest.ServerURL(t, "WEIR_TEST_MYSQL")
+		d.my = mysqlConn(t, ctx, d.URL)
+	default:
+		t.Fatalf("cdctest: unknown kind %q", kind)
+	}
+	t.Cleanup(d.drop)
+	d.Exec(t, ctx, d.createSQL())
+	return d
+}
+
+func mysqlConn(t *testing.T, ctx context.Context, raw string) *sql.Conn {
+	u, err := routes.ParseURL(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nu := u.URL()
+	dsn := fmt.Sprintf("%s@tcp(%s)/?multiStatements=true&time_zone=%%27%%2B00%%3A00%%27", nu.User.String(), nu.Host)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (d *DB) createSQL() string {
+	if d.Kind == "postgres" {
+		return "CREATE SCHEMA " + d.Schema
+	}
+	return "CREATE DATABASE " + d.Schema + " CHARACTER SET utf8mb4"
+}
+
+func (d *DB) drop() {
+	ctx, cancel := routestest.CleanupContext()
+	defer cancel()
+	if d.pg != nil {
+		d.pg.Exec(ctx, "DROP SCHEMA IF EXISTS "+d.Schema+" CASCADE")
+		d.pg.Close(ctx)
+	}
+	if d.my != nil {
+		d.my.ExecContext(ctx, "DROP DATABASE IF EXISTS "+d.Schema)
+		d.my.Close()
+	}
+}
+
+// Ref names a table in the test's schema.
+func (d *DB) Ref(name string) routes.TableRef { return routes.TableRef{Schema: d.Schema, Name: name} }
+
+// Table quotes a table of the test's schema for SQL.
+func (d *DB) Table(name string) string {
+	if d.Kind == "postgres" {
+		return pgx.Identifier{d.Schema, name}.Sanitize()
+	}
+	return "`" + d.Schema + "`.`" + name + "`"
+}
+
+// Exec runs statements; the test fails on an error.
+func (d *DB) Exec(t testing.TB, ctx context.Context, q string, args ...any) {
+	t.Helper()
+	var err error
+	if d.pg != nil {
+		_, err = d.pg.Exec(ctx, q, args...)
+	} else {
+		_, err = d.my.ExecContext(ctx, q, args...)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// Query returns one text value.
+func (d *DB) Query(t testing.TB, ctx context.Context, q string, args ...any) string {
+	t.Helper()
+	var s sql.NullString
+	var err error
+	if d.pg != nil {
+		err = d.pg.QueryRow(ctx, q, args...).Scan(&s)
+	} else {
+		err = d.my.QueryRowContext(ctx, q, args...).Scan(&s)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return s.String
+}
+
+// Hash is "count:md5" over the rows of table ordered by orderBy: the md5 of
+// the comma-joined md5s of each row's columns as text ('|'-separated, NULL
+// as \N). exprs are SQL expressions giving each column's text (a column
+// name is cast to text); pick expressions that render equal values the
+// same on both servers.
+func (d *DB) Hash(t testing.TB, ctx context.Context, table string, exprs []string, orderBy string) string {
+	t.Helper()
+	parts := make([]string, len(exprs))
+	for i, e := range exprs {
+		if d.Kind == "postgres" {
+			parts[i] = fmt.Sprintf(`coalesce((%s)::text, '\N')`, e)
+		} else {
+			parts[i] = fmt.Sprintf(`COALESCE(CAST(%s AS CHAR), '\\N')`, e)
+		}
+	}
+	row := "concat_ws('|', " + strings.Join(parts, ", ") + ")"
+	q := fmt.Sprintf(`SELECT concat(count(*), ':', coalesce(md5(string_agg(md5(%s), ',' ORDER BY %s)), '')) FROM %s t`, row, orderBy, d.Table(table))
+	if d.Kind == "mysql" {
+		d.Exec(t, ctx, "SET SESSION group_concat_max_len = 1073741824")
+		q = fmt.Sprintf(`SELECT CONCAT(COUNT(*), ':', COALESCE(MD5(GROUP_CONCAT(MD5(%s) ORDER BY %s SEPARATOR ',')), '')) FROM %s t`, row, orderBy, d.Table(table))
+	}
+	return d.Query(t, ctx, q)
+}

@@ -1,0 +1,65 @@
+package cdc
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Result reports one CDC run (pgwal or binlog); weir prints it with --json.
+type Result struct {
+	Bootstrap bool   `json:"bootstrap"`         // this run was the first load
+	Rows      int64  `json:"rows,omitempty"`    // rows the bootstrap loaded
+	Changes   int    `json:"changes,omitempty"` // changes drained from the log
+	Upserts   int    `json:"upserts,omitempty"` // rows upserted after the fold
+	Deletes   int    `json:"deletes,omitempty"` // rows deleted after the fold
+	Truncates int    `json:"truncates,omitempty"`
+	From      string `json:"from,omitempty"` // the position the run started at
+	To        string `json:"to"`             // the position it committed
+}
+
+// Count fills the change counts of res from a folded window.
+func (res *Result) Count(w *Window) {
+	res.Changes = w.Changes
+	for _, tw := range w.Tables {
+		res.Upserts += len(tw.Upserts)
+		res.Deletes += len(tw.Deletes)
+		if tw.Truncated {
+			res.Truncates++
+		}
+	}
+}
+
+// Bootstrap loads one table with routes.Copy (replace) and commits pos as
+// its position with the rows. An empty source table is applied as a
+// TRUNCATE window instead: replace keeps the old table when its source is
+// empty, a replica must not.
+func Bootstrap(ctx context.Context, src routes.Source, dst routes.Destination, a Applier, t *Table, pos, runID string) (int64, error) {
+	cr, err := routes.Copy(ctx, src, dst, routes.CopySpec{
+		Table: t.Source, DestTable: t.Dest, Mode: routes.ModeReplace, RunID: runID, Position: pos})
+	if err != nil {
+		return 0, fmt.Errorf("bootstrap %s → %s: %w", t.Source, t.Dest, err)
+	}
+	if !cr.KeptEmpty {
+		return cr.Rows, nil
+	}
+	w := NewWindow()
+	if err := w.Add(t, Change{Op: OpTruncate, Position: pos}); err != nil {
+		return 0, err
+	}
+	st := routes.State{SourceID: t.Info.SourceID, Position: pos, RunID: runID}
+	if err := a.ApplyWindow(ctx, w, map[routes.TableRef]routes.State{t.Dest: st}); err != nil {
+		return 0, fmt.Errorf("bootstrap empty %s → %s: %w", t.Source, t.Dest, err)
+	}
+	return 0, nil
+}
+
+// AsApplier returns dst's Applier, or ErrUnsupported naming the destination.
+func AsApplier(dst routes.Destination, url string) (Applier, error) {
+	a, ok := routes.As[Applier](dst)
+	if !ok {
+		return nil, fmt.Errorf("%w: log_based into %s: the destination cannot apply changes (postgres and mysql can)", routes.ErrUnsupported, routes.Redact(url))
+	}
+	return a, nil
+}

@@ -1,0 +1,319 @@
+package mysql
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	driver "github.com/go-sql-driver/mysql"
+
+	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
+)
+
+var _ cdc.Applier = (*Endpoint)(nil)
+
+// ApplyWindow applies every table of w and saves each table's state, in
+// one InnoDB transaction. Per table, set-based: LOAD DATA the upserts (with
+// their origin key and the indexes of their Unchanged columns) into a
+// session temp table, fill Unchanged columns from the destination's rows
+// under the origin key, DELETE every row if a TRUNCATE happened (TRUNCATE
+// TABLE would commit), DELETE … JOIN the deleted keys, then INSERT …
+// SELECT … ON DUPLICATE KEY UPDATE. The temp tables are created before the
+// transaction begins and dropped after it ends.
+func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	defer conn.Close()
+	if err := e.ensureTables(ctx, conn, w, states); err != nil {
+		return err
+	}
+	tables := w.Sorted()
+	defer dropTemps(conn, len(tables))
+	for i, tw := range tables {
+		if err := createTemps(ctx, conn, tw, i); err != nil {
+			return fmt.Errorf("apply to %s: %w", tw.Table.Dest, err)
+		}
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin apply: %w", err)
+	}
+	defer tx.Rollback()
+	for i, tw := range tables {
+		if err := applyTable(ctx, tx, tw, i); err != nil {
+			return fmt.Errorf("apply to %s: %w", tw.Table.Dest, err)
+		}
+	}
+	if err := cdc.Fail("before-state"); err != nil {
+		return err
+	}
+	for dest, s := range states {
+		if err := saveState(ctx, tx, dest, s); err != nil {
+			return fmt.Errorf("%s: %w", dest, err)
+		}
+	}
+	if err := cdc.Fail("before-commit"); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit apply: %w", err)
+	}
+	return nil
+}
+
+// ensureTables creates the state tables and any destination table that
+// does not exist yet, with the DDL the bulk route's staging table gets.
+func (e *Endpoint) ensureTables(ctx context.Context, conn *sql.Conn, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+	for dest := range states {
+		if _, err := conn.ExecContext(ctx, stateDDL(dest.Schema, e.flavor)); err != nil {
+			return fmt.Errorf("create state table for %s: %w", dest, err)
+		}
+	}
+	for _, tw := range w.Tables {
+		info, key := tw.Table.Info, tw.Table.KeyNames()
+		if info == nil {
+			continue
+		}
+		q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s",
+			ident(tw.Table.Dest), columnDefs(stagedColumns(info, key), key), e.flavor.binCollation())
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create %s: %w", tw.Table.Dest, err)
+		}
+	}
+	return nil
+}
+
+func upTemp(n int) string  { return fmt.Sprintf("_weir_cdc_up_%d", n) }
+func delTemp(n int) string { return fmt.Sprintf("_weir_cdc_del_%d", n) }
+
+// createTemps creates the table's two temp tables with the destination's
+// column types; the outer join makes every column nullable (an Unchanged
+// value is staged as NULL until it is filled).
+func createTemps(ctx context.Context, conn *sql.Conn, tw *cdc.TableWindow, n int) error {
+	t := tw.Table
+	origin := make([]string, len(t.Key))
+	for i, k := range t.Key {
+		origin[i] = fmt.Sprintf("d.%s AS _weir_o_%d", quoteIdent(t.Columns[k]), i)
+	}
+	from := fmt.Sprintf("FROM (SELECT 1) AS x LEFT JOIN %s AS d ON FALSE WHERE FALSE", ident(t.Dest))
+	qs := []string{
+		fmt.Sprintf("DROP TEMPORARY TABLE IF EXISTS %s, %s", upTemp(n), delTemp(n)),
+		fmt.Sprintf("CREATE TEMPORARY TABLE %s SELECT %s, %s, CAST(NULL AS CHAR(4096)) AS _weir_unchanged %s",
+			upTemp(n), qualified("d", t.Columns), strings.Join(origin, ", "), from),
+		fmt.Sprintf("CREATE TEMPORARY TABLE %s SELECT %s %s", delTemp(n), qualified("d", t.KeyNames()), from),
+	}
+	for _, q := range qs {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("temp tables: %w", err)
+		}
+	}
+	return nil
+}
+
+func dropTemps(conn *sql.Conn, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range n {
+		conn.ExecContext(ctx, fmt.Sprintf("DROP TEMPORARY TABLE IF EXISTS %s, %s", upTemp(i), delTemp(i)))
+	}
+}
+
+func applyTable(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) error {
+	t := tw.Table
+	if err := stageUpserts(ctx, tx, tw, upTemp(n)); err != nil {
+		return err
+	}
+	if tw.Truncated {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+ident(t.Dest)); err != nil {
+			return fmt.Errorf("truncate: %w", err)
+		}
+	}
+	if err := cdc.Fail("after-truncate"); err != nil {
+		return err
+	}
+	if len(tw.Deletes) > 0 {
+		var buf bytes.Buffer
+		for _, key := range tw.Deletes {
+			writeLoadRow(&buf, key)
+		}
+		if err := loadRows(ctx, tx, delTemp(n), t.KeyNames(), &buf, int64(len(tw.Deletes))); err != nil {
+			return fmt.Errorf("stage deletes: %w", err)
+		}
+		q := fmt.Sprintf("DELETE d FROM %s AS d JOIN %s AS x ON %s", ident(t.Dest), delTemp(n), keyMatch(t, "d", "x", false))
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
+	}
+	if len(tw.Upserts) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, upsertSQL(t, upTemp(n))); err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
+	return nil
+}
+
+// stageUpserts loads the upserts and fills their Unchanged columns.
+func stageUpserts(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, tmp string) error {
+	if len(tw.Upserts) == 0 {
+		return nil
+	}
+	t := tw.Table
+	var buf bytes.Buffer
+	partial := false
+	for _, u := range tw.Upserts {
+		var unchanged []string
+		for i, v := range u.Row {
+			if cdc.IsUnchanged(v) {
+				unchanged = append(unchanged, strconv.Itoa(i))
+			}
+		}
+		partial = partial || len(unchanged) > 0
+		row := append(append(append([]any(nil), u.Row...), u.Origin...), strings.Join(unchanged, ","))
+		writeLoadRow(&buf, row)
+	}
+	cols := append(append([]string(nil), t.Columns...), originNames(len(t.Key))...)
+	if err := loadRows(ctx, tx, tmp, append(cols, "_weir_unchanged"), &buf, int64(len(tw.Upserts))); err != nil {
+		return fmt.Errorf("stage upserts: %w", err)
+	}
+	if !partial {
+		return nil
+	}
+	sets := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		sets[i] = fmt.Sprintf("s.%s = IF(FIND_IN_SET('%d', s._weir_unchanged), d.%[1]s, s.%[1]s)", quoteIdent(c), i)
+	}
+	q := fmt.Sprintf("UPDATE %s AS s JOIN %s AS d ON %s SET %s WHERE s._weir_unchanged <> ''",
+		tmp, ident(t.Dest), keyMatch(t, "d", "s", true), strings.Join(sets, ", "))
+	if _, err := tx.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("fill unchanged columns: %w", err)
+	}
+	return nil
+}
+
+// loadRows runs LOAD DATA LOCAL from buf into a temp table and fails on
+// any warning, like the bulk route's Write.
+func loadRows(ctx context.Context, tx *sql.Tx, tmp string, cols []string, buf *bytes.Buffer, want int64) error {
+	name := fmt.Sprintf("weir_cdc_%s_%p", tmp, buf)
+	driver.RegisterReaderHandler(name, func() io.Reader { return buf })
+	defer driver.DeregisterReaderHandler(name)
+	q := fmt.Sprintf(`LOAD DATA LOCAL INFILE 'Reader::%s' INTO TABLE %s CHARACTER SET binary
+FIELDS TERMINATED BY '\t' ENCLOSED BY '' ESCAPED BY '\\' LINES TERMINATED BY '\n' STARTING BY '' (%s)`,
+		name, tmp, joinIdents(cols))
+	res, err := tx.ExecContext(ctx, q)
+	if err != nil {
+		return loadHint(err)
+	}
+	if err := warnings(ctx, tx); err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err == nil && n != want {
+		return fmt.Errorf("the server took %d of %d rows", n, want)
+	}
+	return nil
+}
+
+// writeLoadRow writes values as one LOAD DATA line: NULL as \N, bytes and
+// text escaped, times in UTC with microseconds (the session's time zone is
+// UTC, as for the bulk route), booleans as 1/0.
+func writeLoadRow(buf *bytes.Buffer, vals []any) {
+	b := buf.AvailableBuffer()
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, '\t')
+		}
+		b = appendLoadValue(b, v)
+	}
+	buf.Write(append(b, '\n'))
+}
+
+func appendLoadValue(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, `\N`...)
+	case string:
+		return escape(b, x)
+	case []byte:
+		return escape(b, x)
+	case bool:
+		if x {
+			return append(b, '1')
+		}
+		return append(b, '0')
+	case time.Time:
+		return x.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999")
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case uint64:
+		return strconv.AppendUint(b, x, 10)
+	case float64:
+		return strconv.AppendFloat(b, x, 'g', -1, 64)
+	case float32:
+		return strconv.AppendFloat(b, float64(x), 'g', -1, 32)
+	}
+	if cdc.IsUnchanged(v) {
+		return append(b, `\N`...)
+	}
+	return escape(b, fmt.Sprint(v))
+}
+
+func upsertSQL(t *cdc.Table, tmp string) string {
+	var sets []string
+	for i, c := range t.Columns {
+		if !isKeyColumn(t, i) {
+			sets = append(sets, fmt.Sprintf("%s = s.%[1]s", quoteIdent(c)))
+		}
+	}
+	if len(sets) == 0 {
+		k := quoteIdent(t.Columns[t.Key[0]])
+		sets = append(sets, k+" = "+k)
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s AS s ON DUPLICATE KEY UPDATE %s",
+		ident(t.Dest), joinIdents(t.Columns), qualified("s", t.Columns), tmp, strings.Join(sets, ", "))
+}
+
+// keyMatch is "d.k1 = s._weir_o_0 AND …" (origin) or "d.k1 = x.k1 AND …".
+func keyMatch(t *cdc.Table, d, s string, origin bool) string {
+	parts := make([]string, len(t.Key))
+	for i, k := range t.Key {
+		right := fmt.Sprintf("%s.%s", s, quoteIdent(t.Columns[k]))
+		if origin {
+			right = fmt.Sprintf("%s._weir_o_%d", s, i)
+		}
+		parts[i] = fmt.Sprintf("%s.%s = %s", d, quoteIdent(t.Columns[k]), right)
+	}
+	return strings.Join(parts, " AND ")
+}
+
+func isKeyColumn(t *cdc.Table, col int) bool {
+	for _, k := range t.Key {
+		if k == col {
+			return true
+		}
+	}
+	return false
+}
+
+func qualified(alias string, cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = alias + "." + quoteIdent(c)
+	}
+	return strings.Join(q, ", ")
+}
+
+func originNames(n int) []string {
+	q := make([]string, n)
+	for i := range q {
+		q[i] = fmt.Sprintf("_weir_o_%d", i)
+	}
+	return q
+}
