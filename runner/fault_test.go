@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,9 +32,12 @@ func TestMain(m *testing.M) {
 }
 
 func helperProcess(path, task string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
 	r, err := Load(path, Options{})
 	if err == nil {
-		_, err = r.Once(context.Background(), task)
+		_, err = r.Once(ctx, task)
+		r.Close()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "weir:", err)

@@ -108,8 +108,10 @@ func (r *Runner) Once(ctx context.Context, name string) (*Report, error) {
 		err = r.runTransfer(ctx, t, rep)
 	case dagfile.KindModel:
 		err = r.runModel(ctx, t, rep)
+	case dagfile.KindStream:
+		err = r.runStream(ctx, t, rep)
 	default:
-		err = fmt.Errorf("%w: task %s: %s tasks are run by the stream runner, not by weir once", routes.ErrUnsupported, t.Name, t.Kind)
+		err = fmt.Errorf("%w: task %s: unknown kind %s", routes.ErrUnsupported, t.Name, t.Kind)
 	}
 	rep.finish(err)
 	if err != nil {

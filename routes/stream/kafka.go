@@ -1,0 +1,253 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Kafka (kafka://broker:9092,broker2:9092/topic?group=g). The source joins
+// consumer group g (default: the one Options.Group names) with
+// auto-commit off. The cursor is the next offset to read in each
+// partition of the topic, URL-query encoded ("0=12&1=40"). On every
+// assignment the partitions the sink's cursor knows start from it — the
+// sink, not the group, is the source of truth — and the rest from the
+// group's committed offset, else the earliest. Rebalances are held while
+// a batch is in flight (BlockRebalanceOnPoll) and allowed again once the
+// batch's offsets are committed to the group, after the sink's commit.
+
+// kafkaPollRecords bounds one poll. kafkaSessionTimeout is how long the
+// group waits for a member that died (kill -9) before it rebalances its
+// partitions to the next run.
+const (
+	kafkaPollRecords    = 10000
+	kafkaSessionTimeout = 10 * time.Second
+)
+
+type kafkaSource struct {
+	cl      *kgo.Client
+	topic   string
+	group   string
+	start   map[int32]int64 // the sink's cursor, applied on assignment
+	next    map[int32]int64 // the next offset to read, per partition
+	buf     []*kgo.Record
+	pending bool // records handed out since the last Commit: rebalances are held
+}
+
+func openKafka(ctx context.Context, u *url.URL, opts Options) (*kafkaSource, error) {
+	topic := strings.Trim(u.Path, "/")
+	group := cmpOr(u.Query().Get("group"), opts.Group)
+	if u.Host == "" || topic == "" || strings.Contains(topic, "/") {
+		return nil, routes.BadInput("stream source %s: use kafka://broker:9092/topic?group=NAME", routes.Redact(u.String()))
+	}
+	if group == "" {
+		return nil, routes.BadInput("stream source %s: no consumer group: add ?group=NAME", routes.Redact(u.String()))
+	}
+	s := &kafkaSource{topic: topic, group: group, start: map[int32]int64{}, next: map[int32]int64{}}
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(strings.Split(u.Host, ",")...),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(topic),
+		kgo.DisableAutoCommit(),
+		kgo.SessionTimeout(kafkaSessionTimeout),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.AdjustFetchOffsetsFn(s.adjust),
+	)
+	if err != nil {
+		return nil, routes.BadInput("stream source %s: %v", routes.Redact(u.String()), err)
+	}
+	s.cl = cl
+	if err := cl.Ping(ctx); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("kafka %s: %w", routes.Redact(u.String()), err)
+	}
+	return s, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// adjust starts each assigned partition at the sink's cursor when it
+// holds one for it.
+func (s *kafkaSource) adjust(_ context.Context, offs map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	for p := range offs[s.topic] {
+		if at, ok := s.start[p]; ok {
+			offs[s.topic][p] = kgo.NewOffset().At(at)
+		}
+	}
+	return offs, nil
+}
+
+func (s *kafkaSource) Seek(_ context.Context, cursor string) error {
+	m, err := decodeKafkaCursor(cursor)
+	if err != nil {
+		return err
+	}
+	for p, off := range m {
+		s.start[p], s.next[p] = off, off
+	}
+	return nil
+}
+
+func (s *kafkaSource) Next(ctx context.Context) (Event, error) {
+	for len(s.buf) == 0 {
+		f := s.cl.PollRecords(ctx, kafkaPollRecords)
+		if err := ctx.Err(); err != nil {
+			s.allowIfIdle(f)
+			return Event{}, err
+		}
+		if errs := f.Errors(); len(errs) > 0 {
+			e := errs[0]
+			return Event{}, fmt.Errorf("kafka poll %s[%d]: %w", e.Topic, e.Partition, e.Err)
+		}
+		s.buf = f.Records()
+		s.allowIfIdle(f)
+	}
+	r := s.buf[0]
+	s.buf[0] = nil
+	s.buf = s.buf[1:]
+	s.next[r.Partition] = r.Offset + 1
+	s.pending = true
+	return Parse(r.Value), nil
+}
+
+// allowIfIdle lets a rebalance through after a poll that handed out
+// nothing while nothing is waiting for a commit.
+func (s *kafkaSource) allowIfIdle(f kgo.Fetches) {
+	if f.NumRecords() == 0 && len(s.buf) == 0 && !s.pending {
+		s.cl.AllowRebalance()
+	}
+}
+
+func (s *kafkaSource) Cursor() string { return encodeKafkaCursor(s.next) }
+
+// Commit commits the offsets to the group (for lag monitoring and for
+// consumers that do not read the sink's cursor), then lets a held
+// rebalance through.
+func (s *kafkaSource) Commit(ctx context.Context, cursor string) error {
+	m, err := decodeKafkaCursor(cursor)
+	if err != nil {
+		return err
+	}
+	offs := map[int32]kgo.EpochOffset{}
+	for p, off := range m {
+		offs[p] = kgo.EpochOffset{Epoch: -1, Offset: off}
+	}
+	var cerr error
+	s.cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{s.topic: offs},
+		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			cerr = err
+			if err == nil {
+				cerr = commitErr(resp)
+			}
+		})
+	if len(s.buf) == 0 {
+		s.pending = false
+		s.cl.AllowRebalance()
+	}
+	if cerr != nil {
+		return fmt.Errorf("kafka commit %s: %w", s.topic, cerr)
+	}
+	return nil
+}
+
+// commitErr is the first partition error of a commit response.
+func commitErr(resp *kmsg.OffsetCommitResponse) error {
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return fmt.Errorf("partition %d: error code %d", p.Partition, p.ErrorCode)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *kafkaSource) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.cl.AllowRebalance()
+	err := s.cl.LeaveGroupContext(ctx)
+	s.cl.Close()
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("kafka leave group: %w", err)
+	}
+	return nil
+}
+
+// encodeKafkaCursor renders partition → next offset as sorted query text.
+func encodeKafkaCursor(m map[int32]int64) string {
+	q := url.Values{}
+	for p, off := range m {
+		q.Set(strconv.Itoa(int(p)), strconv.FormatInt(off, 10))
+	}
+	return q.Encode()
+}
+
+func decodeKafkaCursor(s string) (map[int32]int64, error) {
+	q, err := url.ParseQuery(s)
+	if err != nil {
+		return nil, fmt.Errorf("kafka cursor %q: %w", s, err)
+	}
+	m := map[int32]int64{}
+	for k, v := range q {
+		p, err1 := strconv.ParseInt(k, 10, 32)
+		off, err2 := strconv.ParseInt(v[0], 10, 64)
+		if err1 != nil || err2 != nil || off < 0 {
+			return nil, fmt.Errorf("kafka cursor %q: want partition=offset pairs", s)
+		}
+		m[int32(p)] = off
+	}
+	return m, nil
+}
+
+// Drained reports whether every partition of the topic is read to its end
+// (from the sink's cursor, else the group's committed offset, else the
+// log start). While a rebalance waits for a dead member's session to
+// expire, nothing arrives, and this keeps an available_now run waiting
+// instead of mistaking the silence for the end.
+func (s *kafkaSource) Drained(ctx context.Context) (bool, error) {
+	adm := kadm.NewClient(s.cl)
+	ends, err := adm.ListEndOffsets(ctx, s.topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return false, fmt.Errorf("kafka end offsets of %s: %w", s.topic, err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, s.topic)
+	if err != nil {
+		return false, fmt.Errorf("kafka start offsets of %s: %w", s.topic, err)
+	}
+	committed, err := adm.FetchOffsets(ctx, s.group)
+	if err != nil {
+		return false, fmt.Errorf("kafka offsets of group %s: %w", s.group, err)
+	}
+	for p, end := range ends[s.topic] {
+		pos, ok := s.next[p]
+		if c, found := committed.Lookup(s.topic, p); !ok && found && c.Err == nil && c.At >= 0 {
+			pos, ok = c.At, true
+		}
+		if st, found := starts.Lookup(s.topic, p); !ok && found {
+			pos = st.Offset
+		}
+		if pos < end.Offset {
+			return false, nil
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,129 @@
+package stream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Event is one message of a stream: its payload as received and, when the
+// payload is a JSON object, its parsed fields.
+type Event struct {
+	Raw   []byte         // the payload as received
+	Value map[string]any // the parsed JSON object; nil when Err is set
+	Err   error          // why the payload is not a JSON object (the event is quarantined)
+}
+
+// Source is an event source. Next, Cursor and Commit are called from one
+// goroutine; Close may be called from another to stop a blocked Next.
+//
+// The runner's loop is: Seek to the cursor its sink committed last, call
+// Next until a batch is full, write the batch and commit it in the sink
+// with Cursor(), and only then call Commit(Cursor()) so that a source that
+// acknowledges (Kafka offsets, SQS delete, Pub/Sub ack) never forgets an
+// event the sink does not hold yet.
+type Source interface {
+	// Seek places the source just after cursor (a value Cursor returned
+	// before, possibly in another process); "" is the source's start. It
+	// is called once, before the first Next. Sources that cannot seek
+	// (SQS, Pub/Sub) redeliver what was not committed instead.
+	Seek(ctx context.Context, cursor string) error
+	// Next blocks until the next event arrives and returns it; when ctx
+	// ends first it returns ctx.Err() and the source stays usable.
+	Next(ctx context.Context) (Event, error)
+	// Cursor is the position just after the last event Next returned,
+	// text-encoded (see each source for its form).
+	Cursor() string
+	// Commit acknowledges every event up to cursor to the source. It is
+	// called only after the destination committed the cursor.
+	Commit(ctx context.Context, cursor string) error
+	Close() error
+}
+
+// Drainer is a source that knows when it has delivered everything there
+// is now (Kafka: every partition read to its end offset). Without it, an
+// available_now run ends at the first batch_interval without an event.
+type Drainer interface {
+	Drained(ctx context.Context) (bool, error)
+}
+
+// Options are the parts of a stream task a source needs.
+type Options struct {
+	// CursorField is the event field that orders a WebSocket feed (an id
+	// or a sequence number); "" when the feed has none.
+	CursorField string
+	// Group is the Kafka consumer group when the URL names none (the task name).
+	Group string
+	// Log receives reconnect warnings; nil discards them.
+	Log func(format string, args ...any)
+}
+
+// Schemes are the URL schemes Open knows.
+var Schemes = []string{"sse", "sse+http", "sse+https", "ws", "wss", "kafka", "pubsub", "sqs"}
+
+// Open opens the source a URL names. A malformed URL is bad input.
+func Open(ctx context.Context, raw string, opts Options) (Source, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, routes.BadInput("stream source %s: %v", routes.Redact(raw), err)
+	}
+	if opts.Log == nil {
+		opts.Log = func(string, ...any) {}
+	}
+	switch u.Scheme {
+	case "sse", "sse+http", "sse+https":
+		return openSSE(u, opts)
+	case "ws", "wss":
+		return openWS(u, opts)
+	case "kafka":
+		return openKafka(ctx, u, opts)
+	case "pubsub":
+		return openPubSub(ctx, u, opts)
+	case "sqs":
+		return nil, fmt.Errorf("%w: sqs:// sources are not built yet (docs/streams.md)", routes.ErrUnsupported)
+	}
+	return nil, routes.BadInput("stream source %s: unknown scheme %q (known: %v)", routes.Redact(raw), u.Scheme, Schemes)
+}
+
+// Parse turns a payload into an Event: a JSON object, or an Err.
+func Parse(raw []byte) Event {
+	ev := Event{Raw: raw}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // integers keep their 64 bits
+	if err := dec.Decode(&ev.Value); err != nil {
+		ev.Value, ev.Err = nil, fmt.Errorf("not a JSON object: %w", err)
+	} else if ev.Value == nil {
+		ev.Err = errors.New("not a JSON object: null")
+	} else if dec.More() {
+		ev.Value, ev.Err = nil, errors.New("not a JSON object: text after the object")
+	}
+	return ev
+}
+
+// Backoff is the wait before the n-th reconnect (n from 1): doubling from
+// base, at most max.
+func Backoff(n int, base, max time.Duration) time.Duration {
+	d := base
+	for i := 1; i < n && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

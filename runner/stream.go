@@ -1,0 +1,360 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/incremental"
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/stream"
+	"github.com/weirhq/weir/runner/duck"
+)
+
+// A stream task (docs/streams.md) reads events from a stream source in
+// batches: each batch is flattened to Arrow, checked by the contract (bad
+// events go to <sink>__quarantine with the reason and the raw payload),
+// written to the sink and committed there together with the source's
+// cursor (the task's routes.State, like a model's offsets); only then is
+// the source told to commit (Kafka offsets, Pub/Sub acks). A restart
+// seeks the source to the sink's cursor: a crash between the sink commit
+// and the source commit replays at most the last batch, which merge on a
+// key absorbs.
+
+// Stream batch defaults.
+const (
+	DefaultBatchSize     = 10000
+	DefaultBatchInterval = time.Second
+	streamMark           = "stream" // the name of the source's mark in the task state
+	sourceCommitPhase    = "before-source-commit"
+)
+
+// streamRun is one run of a stream task.
+type streamRun struct {
+	r        *Runner
+	t        *dagfile.Task
+	s        *dagfile.Stream
+	rep      *Report
+	mode     routes.Mode
+	sink     routes.Destination
+	ref      routes.TableRef
+	qref     routes.TableRef
+	src      stream.Source
+	flat     *flattener
+	db       *duck.DB
+	cursor   string // committed in the sink
+	found    bool   // the sink holds the task's state
+	size     int
+	interval time.Duration
+}
+
+// runStream runs a stream task until its source is drained
+// (available_now) or ctx ends (continuous): the batch in flight when ctx
+// ends is still written and committed.
+func (r *Runner) runStream(ctx context.Context, t *dagfile.Task, rep *Report) error {
+	run, err := r.newStreamRun(ctx, t, rep)
+	if err != nil {
+		return err
+	}
+	defer run.src.Close()
+	eng := r.startEngine(ctx)
+	defer r.releaseEngine(eng)
+	if run.db, err = eng.get(); err != nil {
+		return err
+	}
+	from := run.cursor
+	defer func() { rep.Offsets[streamMark] = OffsetRange{Table: routes.Redact(t.Stream.Source), From: from, To: run.cursor} }()
+	return run.loop(ctx)
+}
+
+func (r *Runner) newStreamRun(ctx context.Context, t *dagfile.Task, rep *Report) (*streamRun, error) {
+	s := t.Stream
+	sink, err := r.destination(ctx, s.Sink.Conn)
+	if err != nil {
+		return nil, err
+	}
+	ref := tableRef(s.Sink)
+	run := &streamRun{r: r, t: t, s: s, rep: rep, mode: routes.ModeAppend, sink: sink, ref: ref,
+		qref: routes.TableRef{Schema: ref.Schema, Name: ref.Name + QuarantineSuffix},
+		size: cmpOrInt(s.BatchSize, DefaultBatchSize), interval: cmpOrDur(s.BatchInterval, DefaultBatchInterval)}
+	if s.Materialization == "merge" {
+		run.mode = routes.ModeMerge
+	}
+	rep.Mode = s.Materialization
+	marks, found, err := incremental.LoadMarks(ctx, sink, ref, t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", s.Sink, err)
+	}
+	run.cursor, run.found = marks[streamMark].Offset, found
+	run.flat = newFlattener(contractColumns(t.Contract))
+	if run.src, err = r.openStream(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := run.src.Seek(ctx, run.cursor); err != nil {
+		run.src.Close()
+		return nil, fmt.Errorf("stream %s: seek to %q: %w", t.Name, run.cursor, err)
+	}
+	return run, nil
+}
+
+// openStream opens the task's source URL (or its connection's).
+func (r *Runner) openStream(ctx context.Context, t *dagfile.Task) (stream.Source, error) {
+	raw := t.Stream.SourceURL()
+	if c := r.file.Connections[t.Stream.SourceConn]; c != nil {
+		raw = c.URL()
+	}
+	opts := stream.Options{CursorField: t.Stream.Cursor, Group: "weir." + t.Name,
+		Log: func(format string, args ...any) { r.warnf("task "+t.Name+": "+format, args...) }}
+	src, err := stream.Open(ctx, raw, opts)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", t.Name, err)
+	}
+	return src, nil
+}
+
+func contractColumns(c *dagfile.Contract) []string {
+	if c == nil {
+		return nil
+	}
+	cols := make([]string, len(c.Columns))
+	for i, col := range c.Columns {
+		cols[i] = col.Name
+	}
+	return cols
+}
+
+func cmpOrInt(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
+func cmpOrDur(a, b time.Duration) time.Duration {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
+// loop collects and commits batches. An available_now task ends at the
+// first empty batch; a continuous one when ctx ends, after committing the
+// batch it was collecting.
+func (run *streamRun) loop(ctx context.Context) error {
+	for {
+		events, err := run.collect(ctx)
+		if err != nil {
+			return err
+		}
+		if len(events) > 0 {
+			// The batch in flight is finished even when ctx ended (SIGTERM).
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout+run.interval)
+			err = run.commitBatch(wctx, events)
+			cancel()
+			if err != nil {
+				return err
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if len(events) == 0 && run.s.Trigger != "continuous" {
+			if drained, err := run.drained(ctx); drained || err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// drained asks a source that knows whether it is read to its end; any
+// other source is drained after a batch_interval without events.
+func (run *streamRun) drained(ctx context.Context) (bool, error) {
+	d, ok := run.src.(stream.Drainer)
+	if !ok {
+		return true, nil
+	}
+	done, err := d.Drained(ctx)
+	if err != nil {
+		return false, fmt.Errorf("stream %s: %w", run.t.Name, err)
+	}
+	return done, nil
+}
+
+// collect reads events until the batch is full, batch_interval has passed
+// or ctx ends.
+func (run *streamRun) collect(ctx context.Context) ([]stream.Event, error) {
+	bctx, cancel := context.WithTimeout(ctx, run.interval)
+	defer cancel()
+	var events []stream.Event
+	for len(events) < run.size {
+		ev, err := run.src.Next(bctx)
+		if err != nil {
+			if bctx.Err() != nil {
+				break
+			}
+			return events, fmt.Errorf("stream %s: %w", run.t.Name, err)
+		}
+		events = append(events, ev)
+	}
+	routes.Checkpoint("poll")
+	return events, nil
+}
+
+// commitBatch flattens, checks, quarantines, writes and commits one batch,
+// then commits the source.
+func (run *streamRun) commitBatch(ctx context.Context, events []stream.Event) error {
+	defer run.db.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+outTable+"; DROP TABLE IF EXISTS "+checkedTable)
+	cursor := run.src.Cursor()
+	rec := run.flat.record(run.r.opts.Allocator, events, run.s.Key)
+	rd, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	rec.Release()
+	if err != nil {
+		return err
+	}
+	if _, err := run.db.Load(ctx, outTable, rd); err != nil {
+		return err
+	}
+	bad, err := run.check(ctx)
+	if err != nil {
+		return err
+	}
+	run.rep.RowsIn += int64(len(events))
+	if err := run.quarantine(ctx, cursor, bad); err != nil {
+		return err
+	}
+	if err := run.write(ctx, cursor); err != nil {
+		return err
+	}
+	run.cursor, run.found = cursor, true
+	routes.Checkpoint(sourceCommitPhase)
+	if err := run.src.Commit(ctx, cursor); err != nil {
+		return fmt.Errorf("stream %s: the sink committed, the source did not (the batch is replayed on restart): %w", run.t.Name, err)
+	}
+	return nil
+}
+
+// bad is the condition of a quarantined event.
+const badCond = "(" + errorColumn + " IS NOT NULL OR " + reasonColumn + " IS NOT NULL)"
+
+// check marks every event with the contract's reasons (_weir_checked)
+// and returns how many are bad; too many fail the run before anything is
+// written.
+func (run *streamRun) check(ctx context.Context) (int64, error) {
+	q := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, NULL::VARCHAR AS %s FROM %s", checkedTable, reasonColumn, outTable)
+	if c := run.t.Contract; c != nil {
+		plan, err := contractSQL(c, contractColumns(c), run.rep.RunID)
+		if err != nil {
+			return 0, fmt.Errorf("contract of %s: %w", run.t.Name, err)
+		}
+		q = plan.checkSQL
+	}
+	if err := run.db.Exec(ctx, q); err != nil {
+		return 0, routes.BadInput("contract of %s: %v", run.t.Name, err)
+	}
+	var total, bad int64
+	if err := run.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE %s) FROM %s", badCond, checkedTable), &total, &bad); err != nil {
+		return 0, err
+	}
+	if c := run.t.Contract; c != nil && float64(bad)/float64(total) > c.MaxBadRatio {
+		return 0, fmt.Errorf("contract of %s: %d of %d events break it, above max_bad_ratio %g; nothing was committed and the batch is read again on the next run",
+			run.t.Name, bad, total, c.MaxBadRatio)
+	}
+	return bad, nil
+}
+
+// quarantine appends the bad events (reason, raw payload, run id) to
+// <sink>__quarantine with the batch's cursor.
+func (run *streamRun) quarantine(ctx context.Context, cursor string, bad int64) error {
+	if bad == 0 {
+		return nil
+	}
+	q := fmt.Sprintf("SELECT coalesce(%s, %s) AS %s, %s AS _weir_payload, %s AS %s FROM %s WHERE %s ORDER BY %s",
+		errorColumn, reasonColumn, reasonColumn, rawColumn, duck.Literal(run.rep.RunID), runColumn, checkedTable, badCond, seqColumn)
+	n, err := run.commitTo(ctx, run.qref, nil, q, cursor, "before-quarantine-commit")
+	run.rep.Quarantined += n
+	if err != nil {
+		return fmt.Errorf("quarantine %s: %w", run.qref, err)
+	}
+	return nil
+}
+
+// write commits the good events to the sink (the last of each key, for
+// merge) with the cursor.
+func (run *streamRun) write(ctx context.Context, cursor string) error {
+	c := run.t.Contract
+	var cols []string
+	types := map[string]string{}
+	if c != nil {
+		cols = contractColumns(c)
+		for _, col := range c.Columns {
+			types[col.Name] = col.Type
+		}
+	} else {
+		cols, _ = run.flat.columns()
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE NOT %s", goodColumns(cols, types), checkedTable, badCond)
+	if run.mode == routes.ModeMerge {
+		q += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1", identList(run.s.Key), seqColumn)
+	}
+	q += " ORDER BY " + seqColumn
+	n, err := run.commitTo(ctx, run.ref, run.s.Key, q, cursor, "before-commit")
+	run.rep.RowsOut += n
+	if err != nil {
+		return fmt.Errorf("write %s: %w", run.s.Sink, err)
+	}
+	return nil
+}
+
+// commitTo writes a query's rows to table and commits them with the
+// task's cursor, after checking that no other run committed meanwhile.
+func (run *streamRun) commitTo(ctx context.Context, table routes.TableRef, key []string, q, cursor, phase string) (int64, error) {
+	res, err := run.db.Query(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Release()
+	mode := run.mode
+	if table == run.qref {
+		mode = routes.ModeAppend
+	}
+	stage, err := run.sink.Prepare(ctx, sinkInfo(run.t.Name, table, res.Schema(), key),
+		routes.WriteOptions{Table: table, Mode: mode, RunID: run.rep.RunID, Key: key, Allocator: run.r.opts.Allocator})
+	if err != nil {
+		return 0, err
+	}
+	n, err := stage.Write(ctx, res)
+	if err == nil {
+		err = res.Err()
+	}
+	if err == nil && table == run.ref {
+		err = run.checkOwner(ctx)
+	}
+	if err == nil {
+		routes.Checkpoint(phase)
+		marks := incremental.Marks{streamMark: {Offset: cursor, Rows: -1}}
+		err = stage.Commit(ctx, incremental.TaskState(run.t.Name, "", marks, run.rep.RunID, n))
+	}
+	if err != nil {
+		abortStage(ctx, stage)
+		return 0, err
+	}
+	return n, nil
+}
+
+// checkOwner fails when another run committed to the sink since this one
+// read or committed its cursor: both would commit the same events.
+func (run *streamRun) checkOwner(ctx context.Context) error {
+	marks, found, err := incremental.LoadMarks(ctx, run.sink, run.ref, run.t.Name)
+	if err != nil {
+		return err
+	}
+	if found != run.found || marks[streamMark].Offset != run.cursor {
+		return fmt.Errorf("%w: another run of %s committed to %s while this one ran; run it again to go on from its cursor", routes.ErrLocked, run.t.Name, run.s.Sink)
+	}
+	return nil
+}
+

@@ -1,0 +1,269 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"cloud.google.com/go/pubsub/v2/pstest"
+	"github.com/coder/websocket"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Real protocol peers for the stream tests, in the test process (the
+// killed child connects to them like any client): an SSE server, a
+// WebSocket feed, a kfake Kafka cluster and a pstest Pub/Sub server.
+
+// feed is an ordered list of payloads a peer serves: item k (from 1) is
+// {"id":k,"seq":k,"v":"e<k>"}, except the bad ones.
+type feed struct {
+	mu    sync.Mutex
+	items []string
+	added chan struct{} // closed and replaced on every add
+}
+
+// Payloads that must be quarantined: not JSON, and an id that breaks the contract.
+func badPayload(k int) (string, bool) {
+	switch k % 25 {
+	case 5:
+		return fmt.Sprintf("not json %d", k), true
+	case 12:
+		return fmt.Sprintf(`{"id":"bad-%d","seq":%d,"v":"x"}`, k, k), true
+	}
+	return "", false
+}
+
+func payload(k int) string {
+	if p, bad := badPayload(k); bad {
+		return p
+	}
+	return fmt.Sprintf(`{"id":%d,"seq":%d,"v":"e%d"}`, k, k, k)
+}
+
+// goodIDs are the ids of the good items among 1..n.
+func goodIDs(n int) []int64 {
+	var ids []int64
+	for k := 1; k <= n; k++ {
+		if _, bad := badPayload(k); !bad {
+			ids = append(ids, int64(k))
+		}
+	}
+	return ids
+}
+
+func badCount(n int) int { return n - len(goodIDs(n)) }
+
+func newFeed() *feed { return &feed{added: make(chan struct{})} }
+
+// add appends items up to n.
+func (f *feed) add(n int) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for k := len(f.items) + 1; k <= n; k++ {
+		f.items = append(f.items, payload(k))
+		out = append(out, payload(k))
+	}
+	close(f.added)
+	f.added = make(chan struct{})
+	return out
+}
+
+// after returns the items after index k and a channel closed on the next add.
+func (f *feed) after(k int) ([]string, chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if k > len(f.items) {
+		k = len(f.items)
+	}
+	return f.items[k:], f.added
+}
+
+// peer is a stream source under test.
+type peer interface {
+	url(task string) string // the source URL of a task
+	publish(t *testing.T, n int)
+}
+
+// sseFeed serves the feed as Server-Sent Events with ids, honours
+// Last-Event-ID, says retry: 50 and drops every connection after 7 events.
+type sseFeed struct {
+	*feed
+	srv *httptest.Server
+}
+
+func newSSEPeer(t *testing.T) peer {
+	p := &sseFeed{feed: newFeed()}
+	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *sseFeed) url(string) string { return "sse://" + strings.TrimPrefix(p.srv.URL, "http://") + "/events" }
+func (p *sseFeed) publish(_ *testing.T, n int) { p.add(n) }
+
+func (p *sseFeed) serve(w http.ResponseWriter, r *http.Request) {
+	last, _ := strconv.Atoi(r.Header.Get("Last-Event-ID"))
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprint(w, ": weir test feed\nretry: 50\n\n")
+	sent := 0
+	for {
+		items, added := p.after(last)
+		for _, it := range items {
+			last++
+			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", last, it)
+			if sent++; sent == 7 {
+				return // a mid-stream drop: the client reconnects with Last-Event-ID
+			}
+		}
+		w.(http.Flusher).Flush()
+		select {
+		case <-added:
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// wsFeed serves the feed over WebSocket: the client subscribes with
+// {"after":"<seq>"}; every connection is dropped after 9 events.
+type wsFeed struct {
+	*feed
+	srv *httptest.Server
+}
+
+func newWSPeer(t *testing.T) peer {
+	p := &wsFeed{feed: newFeed()}
+	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *wsFeed) url(string) string {
+	return "ws://" + strings.TrimPrefix(p.srv.URL, "http://") + `/feed?subscribe=%7B%22after%22%3A%22{cursor}%22%7D`
+}
+func (p *wsFeed) publish(_ *testing.T, n int) { p.add(n) }
+
+func (p *wsFeed) serve(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	ctx := r.Context()
+	_, msg, err := c.Read(ctx)
+	if err != nil {
+		return
+	}
+	var after int
+	fmt.Sscanf(strings.TrimPrefix(string(msg), `{"after":"`), "%d", &after)
+	sent := 0
+	for {
+		items, added := p.after(after)
+		for _, it := range items {
+			after++
+			if c.Write(ctx, websocket.MessageText, []byte(it)) != nil {
+				return
+			}
+			if sent++; sent == 9 {
+				c.Close(websocket.StatusGoingAway, "test drop")
+				return
+			}
+		}
+		select {
+		case <-added:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// kafkaPeer is a kfake cluster with a two-partition topic per test.
+type kafkaPeer struct {
+	c     *kfake.Cluster
+	topic string
+	cl    *kgo.Client
+	n     int
+}
+
+func newKafkaPeer(t *testing.T) peer {
+	topic := fmt.Sprintf("events_%d", time.Now().UnixNano())
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return &kafkaPeer{c: c, topic: topic, cl: cl}
+}
+
+func (p *kafkaPeer) url(string) string {
+	return "kafka://" + p.c.ListenAddrs()[0] + "/" + p.topic
+}
+
+func (p *kafkaPeer) publish(t *testing.T, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for k := p.n + 1; k <= n; k++ {
+		r := &kgo.Record{Key: []byte(strconv.Itoa(k % 2)), Value: []byte(payload(k))}
+		if err := p.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", k, err)
+		}
+	}
+	p.n = n
+}
+
+// pstestServer is one Pub/Sub fake for the package: the client finds it
+// through PUBSUB_EMULATOR_HOST, which the killed children inherit.
+var pstestServer = sync.OnceValue(func() *pstest.Server {
+	srv := pstest.NewServer()
+	os.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
+	return srv
+})
+
+// pubsubPeer is a topic with one subscription per task.
+type pubsubPeer struct {
+	srv   *pstest.Server
+	topic string
+	n     int
+}
+
+const pubsubProject = "weir-test"
+
+func newPubSubPeer(t *testing.T) peer {
+	p := &pubsubPeer{srv: pstestServer(), topic: fmt.Sprintf("events_%d", time.Now().UnixNano())}
+	if _, err := p.srv.GServer.CreateTopic(context.Background(), &pubsubpb.Topic{Name: p.topicName()}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p *pubsubPeer) topicName() string { return "projects/" + pubsubProject + "/topics/" + p.topic }
+
+// url creates the task's subscription on first use.
+func (p *pubsubPeer) url(task string) string {
+	sub := p.topic + "_" + task
+	name := "projects/" + pubsubProject + "/subscriptions/" + sub
+	p.srv.GServer.CreateSubscription(context.Background(), &pubsubpb.Subscription{Name: name, Topic: p.topicName(), AckDeadlineSeconds: 10})
+	return "pubsub://" + pubsubProject + "/" + sub
+}
+
+func (p *pubsubPeer) publish(_ *testing.T, n int) {
+	for k := p.n + 1; k <= n; k++ {
+		p.srv.Publish(p.topicName(), []byte(payload(k)), nil)
+	}
+	p.n = n
+}

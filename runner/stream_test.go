@@ -1,0 +1,293 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/weirhq/weir/incremental"
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/postgres/postgrestest"
+)
+
+// streamYAML has two stream tasks over one source: append and merge. SRC
+// is replaced by each task's source URL, SINK by the sink's connection
+// and schema, CONN by the connection.
+const streamYAML = `version: 1
+connections:
+  CONN
+tasks:
+  ev_append:
+    stream: {source: "SRC_ev_append", sink: SINK.ev_append, batch_size: 10, batch_interval: 1s, cursor: seq}
+    contract: &c
+      columns:
+        - {name: id, type: BIGINT, required: true}
+        - {name: seq, type: BIGINT}
+        - {name: v, type: VARCHAR}
+  ev_merge:
+    stream: {source: "SRC_ev_merge", sink: SINK.ev_merge, batch_size: 10, batch_interval: 1s, cursor: seq, materialization: merge, key: [id]}
+    contract: *c
+  ev_cont:
+    stream: {source: "SRC_ev_cont", sink: SINK.ev_cont, batch_size: 10, batch_interval: 200ms, cursor: seq, trigger: continuous}
+    contract: *c
+`
+
+// streamDAG is a dagfile of stream tasks reading one peer into Postgres
+// (a fresh schema) or an embedded Iceberg lake.
+type streamDAG struct {
+	path, dir string
+	sinkURL   string // the sink connection's URL
+	schema    string
+}
+
+var streamSinks = []string{"postgres", "iceberg"}
+
+func newStreamDAG(t *testing.T, p peer, sink string) *streamDAG {
+	t.Helper()
+	d := &streamDAG{dir: t.TempDir()}
+	d.path = filepath.Join(d.dir, "weir.yaml")
+	var conn string
+	switch sink {
+	case "postgres":
+		fx := postgrestest.New(t)
+		d.schema, conn = fx.Schema, "pg: ${WEIR_TEST_PG}"
+		d.sinkURL = os.Getenv(postgrestest.Env)
+	case "iceberg":
+		d.schema, conn = "raw", "lake: iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake"
+		d.sinkURL = ResolveURL("iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake", d.dir)
+	}
+	connName, _, _ := strings.Cut(conn, ":")
+	body := strings.NewReplacer("CONN", conn, "SINK.", connName+":"+d.schema+".").Replace(streamYAML)
+	for _, task := range []string{"ev_append", "ev_merge", "ev_cont"} {
+		body = strings.ReplaceAll(body, "SRC_"+task, p.url(task))
+	}
+	writeFile(t, d.path, body)
+	return d
+}
+
+// rows reads a sink table: the values of column col, as text.
+func (d *streamDAG) rows(t *testing.T, table, col string) []string {
+	t.Helper()
+	ctx := testContext(t)
+	ep, err := routes.Open(ctx, d.sinkURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	src := ep.(routes.Source)
+	info, err := src.Probe(ctx, routes.TableRef{Schema: d.schema, Name: table})
+	if err != nil {
+		t.Fatalf("probe %s: %v", table, err)
+	}
+	s, err := incremental.ReadTable(ctx, src, info, routes.Budget{}.Fill(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Release()
+	var out []string
+	for s.Next() {
+		rec := s.RecordBatch()
+		idx := rec.Schema().FieldIndices(col)
+		if len(idx) == 0 {
+			t.Fatalf("%s has no column %s: %s", table, col, rec.Schema())
+		}
+		c := rec.Column(idx[0])
+		for i := 0; i < c.Len(); i++ {
+			out = append(out, c.(interface{ ValueStr(int) string }).ValueStr(i))
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+var _ array.RecordReader // rows reads through routes streams
+
+// ids returns the sink's ids, sorted.
+func (d *streamDAG) ids(t *testing.T, table string) []string {
+	ids := d.rows(t, table, "id")
+	slices.SortFunc(ids, func(a, b string) int { return len(a)*1000 - len(b)*1000 + strings.Compare(a, b) })
+	return ids
+}
+
+func wantIDs(n int) []string {
+	var out []string
+	for _, id := range goodIDs(n) {
+		out = append(out, fmt.Sprint(id))
+	}
+	return out
+}
+
+// streamPeers are the sources under test.
+var streamPeers = []struct {
+	name     string
+	new      func(*testing.T) peer
+	seekable bool // resumes from the sink's cursor (no redelivery wait)
+}{
+	{"sse", newSSEPeer, true},
+	{"ws", newWSPeer, true},
+	{"kafka", newKafkaPeer, true},
+	{"pubsub", newPubSubPeer, false},
+}
+
+// TestStream_KillResume: a run killed after its sink commit and before
+// the source's commit (and one killed before the sink commit), then run
+// again, loses no event; append may hold a replayed batch twice, merge
+// holds each key once; bad events are in the quarantine; available_now
+// runs end once the source is drained.
+func TestStream_KillResume(t *testing.T) {
+	const n = 60
+	for _, pc := range streamPeers {
+		for _, sink := range streamSinks {
+			t.Run(pc.name+"/"+sink, func(t *testing.T) {
+				t.Parallel()
+				p := pc.new(t)
+				d := newStreamDAG(t, p, sink)
+				p.publish(t, n/2)
+				runKilled(t, d.path, "ev_append", sourceCommitPhase)
+				runKilled(t, d.path, "ev_merge", "before-commit")
+				runKilled(t, d.path, "ev_merge", sourceCommitPhase)
+				p.publish(t, n)
+				r, err := Load(d.path, Options{Log: testLog{t}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				for _, task := range []string{"ev_append", "ev_merge"} {
+					runs := drain(t, r, d, task, n)
+					if pc.seekable && runs != 1 {
+						t.Errorf("%s: %d available_now runs to drain a seekable source, want 1", task, runs)
+					}
+				}
+				want := wantIDs(n)
+				got := d.ids(t, "ev_append")
+				if dedup := slices.Compact(slices.Clone(got)); !slices.Equal(dedup, want) {
+					t.Errorf("append: ids %v, want each of %v at least once", dedup, want)
+				}
+				if pc.seekable && len(got) != len(want) {
+					t.Errorf("append from a seekable source: %d rows, want %d (resumed from the sink's cursor)", len(got), len(want))
+				}
+				if got := d.ids(t, "ev_merge"); !slices.Equal(got, want) {
+					t.Errorf("merge: ids %v, want exactly %v", got, want)
+				}
+				for _, task := range []string{"ev_append", "ev_merge"} {
+					checkQuarantine(t, d, task+QuarantineSuffix, n)
+				}
+			})
+		}
+	}
+}
+
+// drain runs an available_now task until the sink holds every good id of
+// the feed (Pub/Sub redelivers the dead run's messages only when their ack
+// deadline passes) and returns the runs it took.
+func drain(t *testing.T, r *Runner, d *streamDAG, task string, n int) int {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for runs := 1; ; runs++ {
+		start := time.Now()
+		rep := once(t, r, task)
+		t.Logf("%s run %d: %d events in, %d rows out, %d quarantined, cursor %q → %q in %s", task, runs,
+			rep.RowsIn, rep.RowsOut, rep.Quarantined, rep.Offsets[streamMark].From, rep.Offsets[streamMark].To, time.Since(start).Round(time.Millisecond))
+		got := slices.Compact(d.ids(t, task))
+		if len(got) >= len(goodIDs(n)) || time.Now().After(deadline) {
+			return runs
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// checkQuarantine: every bad payload of the feed is quarantined with a reason.
+func checkQuarantine(t *testing.T, d *streamDAG, table string, n int) {
+	t.Helper()
+	payloads, reasons := d.rows(t, table, "_weir_payload"), d.rows(t, table, "_weir_reason")
+	for k := 1; k <= n; k++ {
+		if p, bad := badPayload(k); bad && !slices.Contains(payloads, p) {
+			t.Errorf("%s: payload %q is not quarantined (have %q)", table, p, payloads)
+		}
+	}
+	if len(payloads) < badCount(n) {
+		t.Errorf("%s: %d rows, want at least %d", table, len(payloads), badCount(n))
+	}
+	for i, r := range reasons {
+		if r == "" || r == "(null)" {
+			t.Errorf("%s: payload %q has no reason", table, payloads[i])
+		}
+	}
+}
+
+// TestStream_ContinuousSIGTERM: a continuous task runs until SIGTERM, then
+// commits what it read and exits 0; a restart reads nothing again.
+func TestStream_ContinuousSIGTERM(t *testing.T) {
+	for _, pc := range streamPeers {
+		t.Run(pc.name, func(t *testing.T) {
+			t.Parallel()
+			p := pc.new(t)
+			d := newStreamDAG(t, p, "postgres")
+			p.publish(t, 30)
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), helperDagfile+"="+d.path, helperTask+"=ev_cont")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			waitFor(t, 60*time.Second, func() bool { return tableHas(t, d, "ev_cont", 1) })
+			p.publish(t, 40)
+			time.Sleep(300 * time.Millisecond)
+			cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("after SIGTERM: %v\n%s", err, stderr.String())
+				}
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 30 s after SIGTERM\n%s", stderr.String())
+			}
+			got := d.ids(t, "ev_cont")
+			if dedup := slices.Compact(slices.Clone(got)); len(dedup) < len(goodIDs(30)) || !slices.Equal(dedup, wantIDs(len(dedup)+badCount(len(dedup)))[:len(dedup)]) {
+				t.Errorf("after SIGTERM: ids %v, want a prefix of the feed holding at least %v", dedup, wantIDs(30))
+			}
+		})
+	}
+}
+
+// tableHas reports whether a sink table exists with at least n rows.
+func tableHas(t *testing.T, d *streamDAG, table string, n int) bool {
+	ctx := testContext(t)
+	ep, err := routes.Open(ctx, d.sinkURL)
+	if err != nil {
+		return false
+	}
+	defer ep.Close()
+	if _, err := ep.(routes.Source).Probe(ctx, routes.TableRef{Schema: d.schema, Name: table}); err != nil {
+		return false
+	}
+	return len(d.rows(t, table, "id")) >= n
+}
+
+func waitFor(t *testing.T, d time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s", d)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+var _ = context.Background
