@@ -58,6 +58,9 @@ func (b *Batches) Claim() bool {
 // Next moves to the next batch; false at the end or on error (see Err).
 func (b *Batches) Next() bool {
 	b.once.Do(b.start)
+	if b.cur != nil {
+		Checkpoint("mid-copy") // the consumer wrote a batch and asks for more
+	}
 	b.releaseCur()
 	if b.ch == nil {
 		return false // claimed by WriteTo

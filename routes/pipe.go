@@ -123,6 +123,7 @@ func commit(ctx context.Context, stage Stage, info *TableInfo, spec CopySpec, wi
 	if err := stage.Commit(ctx, state); err != nil {
 		return fmt.Errorf("commit %s: %w", spec.DestTable, err)
 	}
+	Checkpoint("after-commit")
 	return nil
 }
 

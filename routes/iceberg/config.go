@@ -5,17 +5,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weirhq/weir/routes"
 )
 
 // config is what an iceberg:// or iceberg+rest:// URL says.
 type config struct {
-	catalog   string // "sql" or "rest"
-	uri       string // the catalog database (sql) or endpoint (rest), with secrets
-	dialect   string // sql: "sqlite" or "postgres"
-	warehouse string // default table location root
-	snapshot  int64  // time travel: read this snapshot id (0 = current)
+	catalog   string        // "sql" or "rest"
+	uri       string        // the catalog database (sql) or endpoint (rest), with secrets
+	dialect   string        // sql: "sqlite" or "postgres"
+	warehouse string        // default table location root
+	snapshot  int64         // time travel: read this snapshot id (0 = current)
+	lease     time.Duration // sql catalogs: how long a dead run's lease blocks the table
 	props     map[string]string
 	identity  string // the endpoint without secrets, for state keys
 }
@@ -33,7 +35,7 @@ var passthroughPrefixes = []string{"s3.", "client.", "rest.", "io-impl", "creden
 // A query parameter snapshot=<id> pins reads to that snapshot.
 func parseConfig(u *routes.URL) (*config, error) {
 	q := u.URL().Query()
-	c := &config{catalog: q.Get("catalog"), warehouse: q.Get("warehouse"), props: map[string]string{}}
+	c := &config{catalog: q.Get("catalog"), warehouse: q.Get("warehouse"), props: map[string]string{}, lease: DefaultLeaseTTL}
 	for k, vs := range q {
 		if hasAnyPrefix(k, passthroughPrefixes) {
 			c.props[k] = vs[0]
@@ -45,6 +47,13 @@ func parseConfig(u *routes.URL) (*config, error) {
 			return nil, routes.BadInput("iceberg URL %s: snapshot=%q is not a snapshot id", safeURL(u), s)
 		}
 		c.snapshot = id
+	}
+	if v := q.Get("lease"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			return nil, routes.BadInput("iceberg URL %s: lease=%q: want a duration of at least 1s, like 90s", safeURL(u), v)
+		}
+		c.lease = d
 	}
 	if u.Scheme() == RESTScheme {
 		return c.rest(u)

@@ -98,7 +98,7 @@ func (e *Endpoint) openSQL(ctx context.Context) error {
 		return fmt.Errorf("sql catalog: %w", err)
 	}
 	e.cat = cat
-	e.lock, err = newRowLock(ctx, db, e.cfg.dialect)
+	e.lock, err = newRowLock(ctx, db, e.cfg.dialect, e.cfg.lease)
 	return err
 }
 

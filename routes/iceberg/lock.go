@@ -40,8 +40,8 @@ type rowLock struct {
 	ttl     time.Duration
 }
 
-func newRowLock(ctx context.Context, db *sql.DB, dialect string) (*rowLock, error) {
-	l := &rowLock{db: db, dialect: dialect, ttl: DefaultLeaseTTL}
+func newRowLock(ctx context.Context, db *sql.DB, dialect string, ttl time.Duration) (*rowLock, error) {
+	l := &rowLock{db: db, dialect: dialect, ttl: ttl}
 	q := `CREATE TABLE IF NOT EXISTS ` + LockTable + ` (table_key VARCHAR(1024) NOT NULL PRIMARY KEY,
   run_id VARCHAR(255) NOT NULL, since_ms BIGINT NOT NULL, expires_ms BIGINT NOT NULL)`
 	if _, err := db.ExecContext(ctx, q); err != nil {

@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -71,9 +72,19 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 	e := &Endpoint{db: db, url: u, dbName: cfg.DBName, opts: opts}
 	if err := e.detectFlavor(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("connect: %w", err) // routes.Open scrubs the text
+		return nil, connectErr(u, err)
 	}
 	return e, nil
+}
+
+// connectErr marks refused credentials (1045, 1044) and an unknown
+// database (1049) as bad input: retrying will not help, fixing the URL will.
+func connectErr(u *routes.URL, err error) error {
+	var myErr *driver.MySQLError
+	if errors.As(err, &myErr) && (myErr.Number == 1045 || myErr.Number == 1044 || myErr.Number == 1049) {
+		return fmt.Errorf("%w: connect %s: %s (check the user, password and database in the URL)", routes.ErrBadInput, u, routes.Scrub(myErr.Message, u.Password()))
+	}
+	return fmt.Errorf("connect: %w", err) // routes.Open scrubs the text
 }
 
 // Close releases every connection.

@@ -48,7 +48,7 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 		})
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("on %s: %w", st.e.url.Identity(), err)
 	}
 	st.done = true
 	st.lock.release(ctx)

@@ -110,7 +110,7 @@ func (s *stream) wrap(err error) error {
 	if s.ctx.Err() != nil {
 		return s.ctx.Err()
 	}
-	return fmt.Errorf("copy out: %w", err)
+	return fmt.Errorf("copy out of %s: %w", s.e.url.Identity(), err)
 }
 
 // copyOut runs the COPY on its own connection, inside the plan's exported

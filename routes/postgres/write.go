@@ -93,7 +93,7 @@ func (st *stage) copyIn(ctx context.Context, produce func(io.Writer) error) (int
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		return 0, fmt.Errorf("copy into %s: %w", st.table, cerr)
+		return 0, fmt.Errorf("copy into %s on %s: %w", st.table, st.e.url.Identity(), cerr)
 	}
 	return tag.RowsAffected(), nil
 }
