@@ -2,10 +2,13 @@ package iceberg
 
 import (
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/weirhq/weir/routes"
 )
@@ -55,21 +58,78 @@ func parseConfig(u *routes.URL) (*config, error) {
 		}
 		c.lease = d
 	}
+	if err := c.objectStore(u, q); err != nil {
+		return nil, err
+	}
 	if u.Scheme() == RESTScheme {
 		return c.rest(u)
 	}
 	return c.sql(u, q.Get("uri"))
 }
 
-// safeURL prints an Iceberg URL without the password of the catalog
-// database nested in its uri= parameter.
+// objectStore reads the settings of an s3:// warehouse into the FileIO
+// properties iceberg-go's S3 IO takes: endpoint=, region= and path_style=
+// as in weir's s3:// URLs (explicit s3.* parameters win), and the access
+// key id and secret from the warehouse's user:password, which is then
+// dropped from the warehouse (table locations must not carry secrets).
+// Without them the AWS SDK's default chain applies (AWS_ACCESS_KEY_ID…).
+func (c *config) objectStore(u *routes.URL, q url.Values) error {
+	setDefault := func(k, v string) {
+		if _, ok := c.props[k]; !ok && v != "" {
+			c.props[k] = v
+		}
+	}
+	setDefault(icebergio.S3EndpointURL, q.Get("endpoint"))
+	setDefault(icebergio.S3Region, q.Get("region"))
+	if v := q.Get("path_style"); v != "" {
+		ps, err := strconv.ParseBool(v)
+		if err != nil {
+			return routes.BadInput("iceberg URL %s: path_style=%q is not true or false", safeURL(u), v)
+		}
+		setDefault(icebergio.S3ForceVirtualAddressing, strconv.FormatBool(!ps))
+	}
+	if !isS3(c.warehouse) {
+		return nil
+	}
+	w, err := url.Parse(c.warehouse)
+	if err != nil || w.Host == "" {
+		return routes.BadInput("iceberg URL %s: warehouse %s is not s3://bucket/prefix", safeURL(u), routes.Redact(c.warehouse))
+	}
+	if pw, ok := w.User.Password(); ok {
+		setDefault(icebergio.S3AccessKeyID, w.User.Username())
+		setDefault(icebergio.S3SecretAccessKey, pw)
+		w.User = nil
+		c.warehouse = w.String()
+	}
+	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
+		setDefault(icebergio.S3Region, DefaultS3Region)
+	}
+	return nil
+}
+
+// DefaultS3Region is the region of an s3:// warehouse that names none
+// (region=, s3.region=, AWS_REGION), as for weir's s3:// URLs.
+const DefaultS3Region = "us-east-1"
+
+func isS3(location string) bool {
+	return hasAnyPrefix(location, []string{"s3://", "s3a://", "s3n://"})
+}
+
+// safeURL prints an Iceberg URL without the secrets nested in it: the
+// password of the catalog database (uri=), the secret of an s3://
+// warehouse (warehouse=) and an s3.secret-access-key= parameter.
 func safeURL(u *routes.URL) string {
 	raw := u.URL()
 	q := raw.Query()
-	if inner, err := url.Parse(q.Get("uri")); err == nil && inner.User != nil {
-		q.Set("uri", inner.Redacted())
-		raw.RawQuery = q.Encode()
+	for _, k := range []string{"uri", "warehouse"} {
+		if inner, err := url.Parse(q.Get(k)); err == nil && inner.User != nil {
+			q.Set(k, inner.Redacted())
+		}
 	}
+	if q.Has(icebergio.S3SecretAccessKey) {
+		q.Set(icebergio.S3SecretAccessKey, "xxxxx")
+	}
+	raw.RawQuery = q.Encode()
 	return routes.Redact(raw.Redacted())
 }
 
@@ -121,6 +181,9 @@ func (c *config) sql(u *routes.URL, uri string) (*config, error) {
 		return nil, routes.BadInput("iceberg URL %s: warehouse= is required with a %s catalog (file:///path or s3://bucket/prefix)", safeURL(u), c.dialect)
 	}
 	c.warehouse = normalizeWarehouse(c.warehouse)
+	if !strings.HasPrefix(c.warehouse, "file://") && !isS3(c.warehouse) {
+		return nil, routes.BadInput("iceberg URL %s: warehouse %s: only file:// and s3:// warehouses are linked into weir", safeURL(u), routes.Redact(c.warehouse))
+	}
 	c.identity = "iceberg://?catalog=sql&uri=" + redactedURI(c) + "&warehouse=" + c.warehouse
 	return c, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -49,11 +50,49 @@ func TestParseConfig_BadInput(t *testing.T) {
 		"iceberg://?uri=mysql://x",
 		"iceberg://?uri=" + url.QueryEscape("postgres://u:s3cret@h/db"),
 		"iceberg://?uri=sqlite:///x.db&snapshot=abc",
+		"iceberg://?uri=sqlite:///x.db&warehouse=s3://lake&path_style=maybe",
+		"iceberg://?uri=sqlite:///x.db&warehouse=gs://lake/wh",
+		"iceberg://?uri=sqlite:///x.db&warehouse=" + url.QueryEscape("s3://k:s3cret@/nobucket"),
 	} {
 		u, _ := routes.ParseURL(raw)
 		_, err := parseConfig(u)
 		if !errors.Is(err, routes.ErrBadInput) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s: %v", raw, err)
 		}
+	}
+}
+
+func TestParseConfig_S3Warehouse(t *testing.T) {
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	tests := []struct {
+		name, query, warehouse string
+		props                  map[string]string
+	}{
+		{"keys in the warehouse URL", "warehouse=s3://AKID:s3cret@lake/wh/&endpoint=http://127.0.0.1:9100&region=eu-west-1",
+			"s3://lake/wh", map[string]string{"s3.endpoint": "http://127.0.0.1:9100", "s3.region": "eu-west-1",
+				"s3.access-key-id": "AKID", "s3.secret-access-key": "s3cret"}},
+		{"default region, virtual-hosted", "warehouse=s3://lake/wh&path_style=false",
+			"s3://lake/wh", map[string]string{"s3.region": DefaultS3Region, "s3.force-virtual-addressing": "true"}},
+		{"explicit s3 properties win", "warehouse=s3://lake&endpoint=http://a&s3.endpoint=http://b&s3.region=ap-south-1",
+			"s3://lake", map[string]string{"s3.endpoint": "http://b", "s3.region": "ap-south-1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u, err := routes.ParseURL("iceberg://?uri=sqlite:///c.db&" + tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := parseConfig(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.warehouse != tc.warehouse || !reflect.DeepEqual(c.props, tc.props) {
+				t.Fatalf("warehouse %q props %v; want %q %v", c.warehouse, c.props, tc.warehouse, tc.props)
+			}
+			if strings.Contains(c.identity, "s3cret") || strings.Contains(safeURL(u), "s3cret") {
+				t.Fatalf("secret in identity %q or message %q", c.identity, safeURL(u))
+			}
+		})
 	}
 }

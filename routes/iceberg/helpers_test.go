@@ -10,6 +10,7 @@ import (
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/iceberg/icebergtest"
+	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
 )
 
@@ -82,6 +83,26 @@ func expectRows(t *testing.T, ctx context.Context, f *icebergtest.Fixture, name 
 		if got[i].String() != want[i].String() {
 			t.Fatalf("%s row %d:\n got %s\nwant %s", name, want[i].ID, got[i], want[i])
 		}
+	}
+}
+
+// catalogs are the catalog and warehouse pairs the route's core tests
+// (modes, state, incremental reads, cancel) run on.
+var catalogs = []struct {
+	name string
+	open func(t *testing.T) *icebergtest.Fixture
+}{
+	{"sqlite-file", func(t *testing.T) *icebergtest.Fixture { return icebergtest.New(t) }},
+	{"sqlite-s3", func(t *testing.T) *icebergtest.Fixture { return icebergtest.New(t, icebergtest.S3Warehouse()) }},
+	{"postgres-s3", func(t *testing.T) *icebergtest.Fixture {
+		return icebergtest.NewOnPostgres(t, routestest.ServerURL(t, postgrestest.Env), icebergtest.S3Warehouse())
+	}},
+}
+
+// forEachCatalog runs test once per catalog, each on a fresh fixture.
+func forEachCatalog(t *testing.T, test func(t *testing.T, f *icebergtest.Fixture)) {
+	for _, c := range catalogs {
+		t.Run(c.name, func(t *testing.T) { test(t, c.open(t)) })
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // FileIO for s3:// warehouses (only AWS: no GCS or Azure SDK)
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for catalogs on PostgreSQL
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -33,7 +34,10 @@ func noWindow(context.Context, *routes.TableInfo, routes.TableRef) (routes.Windo
 }
 
 func TestDestination_ModesHistoryAndState(t *testing.T) {
-	f := icebergtest.New(t)
+	forEachCatalog(t, testDestination_ModesHistoryAndState)
+}
+
+func testDestination_ModesHistoryAndState(t *testing.T, f *icebergtest.Fixture) {
 	ctx := testContext(t)
 	f.Create(t, ctx, "src", routestest.Rows(1, 100))
 	copyTables(t, ctx, f, "src", "dst", routes.ModeReplace)
@@ -109,7 +113,10 @@ func expectNoStaging(t *testing.T, ctx context.Context, f *icebergtest.Fixture, 
 }
 
 func TestSource_IncrementalBySnapshot(t *testing.T) {
-	f := icebergtest.New(t)
+	forEachCatalog(t, testSource_IncrementalBySnapshot)
+}
+
+func testSource_IncrementalBySnapshot(t *testing.T, f *icebergtest.Fixture) {
 	ctx := testContext(t)
 	ep := f.Endpoint()
 	f.Create(t, ctx, "t", routestest.Rows(1, 10))
@@ -199,7 +206,10 @@ func TestSource_TimeTravel(t *testing.T) {
 }
 
 func TestDestination_CancelKeepsSnapshot(t *testing.T) {
-	f := icebergtest.New(t)
+	forEachCatalog(t, testDestination_CancelKeepsSnapshot)
+}
+
+func testDestination_CancelKeepsSnapshot(t *testing.T, f *icebergtest.Fixture) {
 	ctx := testContext(t)
 	f.Create(t, ctx, "src", routestest.Rows(1, 400000))
 	f.Create(t, ctx, "dst", routestest.Rows(1, 10))
@@ -284,3 +294,30 @@ func TestDestination_NoLeakedMemory(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestS3Warehouse_Locations: with an s3:// warehouse every file of a table
+// lives in the bucket, and no location carries the warehouse's secret.
+func TestS3Warehouse_Locations(t *testing.T) {
+	f := icebergtest.New(t, icebergtest.S3Warehouse())
+	ctx := testContext(t)
+	f.Create(t, ctx, "src", routestest.Rows(1, 50))
+	copyTables(t, ctx, f, "src", "dst", routes.ModeReplace)
+	tbl := loadTable(t, ctx, f, "dst")
+	locs := []string{tbl.Location(), tbl.MetadataLocation()}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		locs = append(locs, task.File.FilePath())
+	}
+	if len(locs) < 3 {
+		t.Fatalf("no data files in %v", locs)
+	}
+	for _, l := range locs {
+		if !strings.HasPrefix(l, "s3://weir/") || strings.Contains(l, "weirsecret") {
+			t.Fatalf("location %s: want s3://weir/… without credentials", l)
+		}
+	}
+	expectRows(t, ctx, f, "dst", routestest.Rows(1, 50))
+}

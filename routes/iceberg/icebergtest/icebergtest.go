@@ -1,7 +1,9 @@
 // Package icebergtest is the Iceberg fixture of the routes matrix: a SQL
 // catalog on an embedded SQLite database with a file warehouse, both in
 // the test's temp dir (or, with NewOnPostgres, a catalog on the test
-// PostgreSQL server), and one namespace per test.
+// PostgreSQL server; with NewREST, a REST catalog served in the test; with
+// the option S3Warehouse, the warehouse on an in-process gofakes3), and
+// one namespace per test.
 package icebergtest
 
 import (
@@ -21,6 +23,7 @@ import (
 
 	"github.com/weirhq/weir/routes"
 	wice "github.com/weirhq/weir/routes/iceberg"
+	"github.com/weirhq/weir/routes/objstore/objstoretest"
 	"github.com/weirhq/weir/routes/routestest"
 )
 
@@ -34,20 +37,46 @@ type Fixture struct {
 	ep        *wice.Endpoint
 }
 
-// New makes a SQLite catalog and a file warehouse in a temp dir.
-func New(t testing.TB) *Fixture {
+// Option changes where a fixture keeps its data.
+type Option func(*options)
+
+type options struct{ s3 bool }
+
+// S3Warehouse puts the warehouse on a fresh prefix of an in-process
+// gofakes3 server (objstoretest.S3Server) instead of the temp dir, through
+// iceberg-go's S3 FileIO, with the access key in the warehouse URL.
+func S3Warehouse() Option { return func(o *options) { o.s3 = true } }
+
+// warehouse returns the query parameters that place the warehouse.
+func warehouse(t testing.TB, dir string, opts []Option) string {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !o.s3 {
+		return "warehouse=file://" + dir + "/warehouse"
+	}
+	endpoint, _ := objstoretest.S3Server(t)
+	return "warehouse=s3://weirkey:weirsecret@" + objstoretest.Bucket + "/" + routestest.Name("lake") +
+		"&endpoint=" + url.QueryEscape(endpoint) + "&region=us-east-1"
+}
+
+// New makes a SQLite catalog in a temp dir, with a file warehouse beside
+// it (or, with S3Warehouse, on gofakes3).
+func New(t testing.TB, opts ...Option) *Fixture {
 	t.Helper()
 	dir := t.TempDir()
-	raw := "iceberg://?catalog=sql&uri=sqlite://" + dir + "/catalog.db&warehouse=file://" + dir + "/warehouse"
+	raw := "iceberg://?catalog=sql&uri=sqlite://" + dir + "/catalog.db&" + warehouse(t, dir, opts)
 	return open(t, raw, dir)
 }
 
 // NewOnPostgres keeps the catalog in the PostgreSQL database at pgURL
-// (its iceberg_tables and weir_locks), with a file warehouse in a temp dir.
-func NewOnPostgres(t testing.TB, pgURL string) *Fixture {
+// (its iceberg_tables and weir_locks), with a file warehouse in a temp dir
+// (or, with S3Warehouse, on gofakes3).
+func NewOnPostgres(t testing.TB, pgURL string, opts ...Option) *Fixture {
 	t.Helper()
 	dir := t.TempDir()
-	raw := "iceberg://?catalog=sql&uri=" + url.QueryEscape(pgURL) + "&warehouse=file://" + dir + "/warehouse"
+	raw := "iceberg://?catalog=sql&uri=" + url.QueryEscape(pgURL) + "&" + warehouse(t, dir, opts)
 	return open(t, raw, dir)
 }
 

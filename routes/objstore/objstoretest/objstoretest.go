@@ -62,13 +62,8 @@ func NewFile(t testing.TB, query ...string) *Fixture {
 // NewS3 starts gofakes3 for the test and returns a fixture on a fresh
 // prefix of its bucket.
 func NewS3(t testing.TB, query ...string) *Fixture {
-	backend := s3mem.New()
-	if err := backend.CreateBucket(Bucket); err != nil {
-		t.Fatalf("gofakes3 bucket: %v", err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(srv.Close)
-	q := append([]string{"endpoint=" + srv.URL, "region=us-east-1"}, query...)
+	endpoint, backend := S3Server(t)
+	q := append([]string{"endpoint=" + endpoint, "region=us-east-1"}, query...)
 	prefix := routestest.Name("t")
 	f := &Fixture{url: withQuery(fmt.Sprintf("s3://test:test@%s/%s", Bucket, prefix), q)}
 	f.list = f.listThroughRoute(t)
@@ -85,6 +80,20 @@ func NewS3(t testing.TB, query ...string) *Fixture {
 		return io.ReadAll(obj.Contents)
 	}
 	return f
+}
+
+// S3Server starts gofakes3 (in memory) for the test, with the bucket
+// Bucket, and returns its endpoint URL and its backend. It accepts any
+// credentials.
+func S3Server(t testing.TB) (string, *s3mem.Backend) {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket(Bucket); err != nil {
+		t.Fatalf("gofakes3 bucket: %v", err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	return srv.URL, backend
 }
 
 // NewGCS starts fake-gcs-server for the test and returns a fixture on a
