@@ -1,0 +1,98 @@
+package bigquery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	bq "cloud.google.com/go/bigquery"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Commit makes the staged rows visible and saves state.
+//
+// Replace (and any first load, when the table does not exist yet) swaps
+// the staging table in with one job — a copy job WRITE_TRUNCATE, or with
+// swap=query one CREATE OR REPLACE TABLE … AS SELECT — so readers see the
+// old table or the new one. Its state row is loaded right after; the swap
+// is announced in the lock first, so a crash in between is settled by the
+// next run (LoadState, acquire). Append and merge run one multi-statement
+// transaction: INSERT … SELECT or MERGE, plus the state row.
+func (st *stage) Commit(ctx context.Context, state routes.State) error {
+	if st.done {
+		return errors.New("stage already finished")
+	}
+	if state.RunID == "" {
+		state.RunID = st.opts.RunID
+	}
+	if err := st.lease.verify(ctx); err != nil {
+		return err
+	}
+	if err := st.e.ensureStateTable(ctx, st.dest.Schema); err != nil {
+		return err
+	}
+	md, err := st.e.tableMeta(ctx, st.dest)
+	if err != nil {
+		return err
+	}
+	routes.Checkpoint("commit")
+	if md == nil || st.opts.Mode == routes.ModeReplace {
+		err = st.swap(ctx, state)
+	} else {
+		err = st.transaction(ctx, state)
+	}
+	if err != nil {
+		return err
+	}
+	st.done = true
+	return errors.Join(st.e.dropTable(ctx, st.table), st.lease.release(ctx))
+}
+
+// swap replaces the destination with the staging table, then saves state.
+func (st *stage) swap(ctx context.Context, state routes.State) error {
+	id := jobID("swap", st.dest, st.opts.RunID)
+	if err := st.lease.announce(ctx, pending{JobID: id, State: state}); err != nil {
+		return err
+	}
+	if err := st.runSwap(ctx, id); err != nil {
+		return fmt.Errorf("swap %s into %s: %w", st.table.Name, st.dest, err)
+	}
+	return st.e.loadState(ctx, st.dest.Schema, newStateRow(st.dest, state, id))
+}
+
+func (st *stage) runSwap(ctx context.Context, id string) error {
+	if st.e.cfg.Swap == SwapQuery {
+		q := st.e.client.Query(fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT * FROM %s", st.e.ident(st.dest), st.e.ident(st.table)))
+		q.JobID = id
+		job, err := q.Run(ctx)
+		return runJob(ctx, job, err)
+	}
+	c := st.e.table(st.dest).CopierFrom(st.e.table(st.table))
+	c.JobID = id
+	c.WriteDisposition = bq.WriteTruncate
+	c.CreateDisposition = bq.CreateIfNeeded
+	job, err := c.Run(ctx)
+	return runJob(ctx, job, err)
+}
+
+// transaction applies the staged delta and the state row in one script.
+func (st *stage) transaction(ctx context.Context, state routes.State) error {
+	cols := make([]string, len(st.info.Columns))
+	for i, c := range st.info.Columns {
+		cols[i] = c.Name
+	}
+	dest, stage := st.e.ident(st.dest), st.e.ident(st.table)
+	apply := insertSQL(dest, stage, cols)
+	if st.opts.Mode == routes.ModeMerge {
+		apply = mergeSQL(dest, stage, cols, st.opts.Key)
+	}
+	id := jobID(string(st.opts.Mode), st.dest, st.opts.RunID)
+	q := st.e.client.Query(transactionSQL(apply, st.e.insertStateSQL(st.dest.Schema, newStateRow(st.dest, state, id))))
+	q.JobID = id
+	job, err := q.Run(ctx)
+	if err := runJob(ctx, job, err); err != nil {
+		return fmt.Errorf("%s into %s: %w", st.opts.Mode, st.dest, err)
+	}
+	return nil
+}
