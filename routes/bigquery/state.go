@@ -58,7 +58,9 @@ func (r stateRow) state() routes.State {
 	return routes.State{SourceID: r.Source, Cursor: r.Cursor, Watermark: r.Watermark, Position: r.Position, RunID: r.RunID, Rows: r.Rows}
 }
 
-func stateRef(dataset string) routes.TableRef { return routes.TableRef{Schema: dataset, Name: StateTable} }
+func stateRef(dataset string) routes.TableRef {
+	return routes.TableRef{Schema: dataset, Name: StateTable}
+}
 
 // ensureStateTable creates the dataset's state table if missing.
 func (e *Endpoint) ensureStateTable(ctx context.Context, dataset string) error {
