@@ -22,6 +22,12 @@ const (
 	SwapQuery = "query" // CREATE OR REPLACE TABLE … AS SELECT: a query job, billed by bytes scanned
 )
 
+// The load file formats.
+const (
+	FormatParquet = "parquet" // objstore's Parquet encoder: typed, compressed
+	FormatJSON    = "json"    // newline-delimited JSON
+)
+
 // config is what a bigquery:// URL says:
 //
 //	bigquery://PROJECT/DATASET?location=EU&credentials_file=/path/key.json
@@ -33,17 +39,18 @@ type config struct {
 	CredentialsFile string        // credentials_file=: a service account or ADC JSON; default Application Default Credentials
 	Endpoint        string        // endpoint=: another API root (an emulator); http:// endpoints go without authentication
 	Swap            string        // swap=copy|query: how replace swaps the table in
+	Format          string        // format=parquet|json: the load files
 	Lease           time.Duration // lease=: a lock whose heartbeat is older is dead
 	ChunkBytes      int           // upload_chunk_bytes=: media upload chunk; each pipe buffers one
 }
 
-var knownOptions = "location, credentials_file, endpoint, swap, lease, upload_chunk_bytes"
+var knownOptions = "location, credentials_file, endpoint, swap, format, lease, upload_chunk_bytes"
 
 // parseConfig reads a bigquery:// URL; unknown options are bad input, so a
 // typo never passes silently.
 func parseConfig(u *routes.URL) (config, error) {
 	raw := u.URL()
-	c := config{Project: raw.Host, Dataset: strings.Trim(raw.Path, "/"), Swap: SwapCopy, Lease: DefaultLease, ChunkBytes: DefaultChunkBytes}
+	c := config{Project: raw.Host, Dataset: strings.Trim(raw.Path, "/"), Swap: SwapCopy, Format: FormatParquet, Lease: DefaultLease, ChunkBytes: DefaultChunkBytes}
 	if c.Project == "" {
 		return c, routes.BadInput("bigquery URL %s names no project: use bigquery://PROJECT/DATASET", u)
 	}
@@ -76,6 +83,11 @@ func (c *config) set(k, v string) error {
 			return fmt.Errorf("want %s or %s", SwapCopy, SwapQuery)
 		}
 		c.Swap = v
+	case "format":
+		if v != FormatParquet && v != FormatJSON {
+			return fmt.Errorf("want %s or %s", FormatParquet, FormatJSON)
+		}
+		c.Format = v
 	case "lease":
 		c.Lease, err = time.ParseDuration(v)
 		if err == nil && c.Lease < time.Second {

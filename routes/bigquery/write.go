@@ -17,9 +17,9 @@ import (
 // errLoadEnded unblocks the encoder when the load stopped reading.
 var errLoadEnded = errors.New("load job ended before the file did")
 
-// Write streams one pipe as one Parquet file into a load job on the
-// staging table (a media upload: objstore's Parquet encoder writes into a
-// pipe the upload reads). Memory stays near one row group plus one upload
+// Write streams one pipe as one Parquet file (objstore's encoder; or
+// newline-delimited JSON with format=json) into a load job on the staging
+// table: a media upload that reads the pipe the encoder writes into. Memory stays near one row group plus one upload
 // chunk. A pipe that reads no row starts no load job. A failed pipe leaves
 // nothing in the staging table: a load job is all or nothing.
 func (st *stage) Write(ctx context.Context, s routes.Stream) (int64, error) {
@@ -62,7 +62,7 @@ func (st *stage) checkSchema(s *arrow.Schema) error {
 	return nil
 }
 
-// upload is one pipe's Parquet file on its way into a load job.
+// upload is one pipe's load file on its way into a load job.
 type upload struct {
 	st     *stage
 	enc    objstore.Encoder
@@ -83,7 +83,7 @@ func (u *upload) write(ctx context.Context, rec arrow.RecordBatch) error {
 	}
 	defer conv.Release()
 	if err := u.enc.Write(conv); err != nil {
-		return u.failed(fmt.Errorf("encode Parquet: %w", err))
+		return u.failed(fmt.Errorf("encode %s: %w", u.st.e.cfg.Format, err))
 	}
 	return nil
 }
@@ -91,9 +91,12 @@ func (u *upload) write(ctx context.Context, rec arrow.RecordBatch) error {
 // start opens the pipe and the load job that reads it.
 func (u *upload) start(ctx context.Context) error {
 	pr, pw := io.Pipe()
-	enc, err := objstore.NewEncoder(pw, u.st.lay.arrow, objstore.FormatParquet, objstore.EncoderOptions{Allocator: u.st.mem})
-	if err != nil {
-		return err
+	var enc objstore.Encoder = newNDJSONEncoder(pw, u.st.lay.arrow)
+	if u.st.e.cfg.Format == FormatParquet {
+		var err error
+		if enc, err = objstore.NewEncoder(pw, u.st.lay.arrow, objstore.FormatParquet, objstore.EncoderOptions{Allocator: u.st.mem}); err != nil {
+			return err
+		}
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	u.enc, u.pw, u.cancel, u.loaded = enc, pw, cancel, make(chan error, 1)
@@ -125,7 +128,7 @@ func (u *upload) finish() error {
 	err := u.enc.Close()
 	u.enc = nil
 	if err != nil {
-		return u.failed(fmt.Errorf("encode Parquet: %w", err))
+		return u.failed(fmt.Errorf("encode %s: %w", u.st.e.cfg.Format, err))
 	}
 	u.pw.Close()
 	lerr := <-u.loaded
@@ -154,9 +157,12 @@ func (u *upload) abort(why error) {
 // along (the table's own): list inference makes Parquet LISTs REPEATED.
 func (st *stage) load(ctx context.Context, r io.Reader) error {
 	src := bq.NewReaderSource(r)
-	src.SourceFormat = bq.Parquet
 	src.Schema = st.lay.schema
-	src.ParquetOptions = &bq.ParquetOptions{EnableListInference: true}
+	src.SourceFormat = bq.JSON
+	if st.e.cfg.Format == FormatParquet {
+		src.SourceFormat = bq.Parquet
+		src.ParquetOptions = &bq.ParquetOptions{EnableListInference: true}
+	}
 	l := st.e.table(st.table).LoaderFrom(src)
 	l.WriteDisposition = bq.WriteAppend
 	l.CreateDisposition = bq.CreateNever
