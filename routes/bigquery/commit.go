@@ -14,8 +14,8 @@ import (
 //
 // Replace (and any first load, when the table does not exist yet) swaps
 // the staging table in with one job — a copy job WRITE_TRUNCATE, or with
-// swap=query one CREATE OR REPLACE TABLE … AS SELECT — so readers see the
-// old table or the new one. Its state row is loaded right after; the swap
+// swap=dml one transaction of DELETE and INSERT … SELECT — so readers see
+// the old table or the new one. Its state row is loaded right after; the swap
 // is announced in the lock first, so a crash in between is settled by the
 // next run (LoadState, acquire). Append and merge run one multi-statement
 // transaction: INSERT … SELECT or MERGE, plus the state row.
@@ -62,11 +62,8 @@ func (st *stage) swap(ctx context.Context, state routes.State) error {
 }
 
 func (st *stage) runSwap(ctx context.Context, id string) error {
-	if st.e.cfg.Swap == SwapQuery {
-		q := st.e.client.Query(fmt.Sprintf("CREATE OR REPLACE TABLE %s AS SELECT * FROM %s", st.e.ident(st.dest), st.e.ident(st.table)))
-		q.JobID = id
-		job, err := q.Run(ctx)
-		return runJob(ctx, job, err)
+	if st.e.cfg.Swap == SwapDML {
+		return st.replaceRows(ctx, id)
 	}
 	c := st.e.table(st.dest).CopierFrom(st.e.table(st.table))
 	c.JobID = id
@@ -76,12 +73,37 @@ func (st *stage) runSwap(ctx context.Context, id string) error {
 	return runJob(ctx, job, err)
 }
 
-// transaction applies the staged delta and the state row in one script.
-func (st *stage) transaction(ctx context.Context, state routes.State) error {
+// replaceRows swaps by rows: DELETE and INSERT … SELECT in one
+// transaction, into the table as it is (created with the staged schema
+// when missing).
+func (st *stage) replaceRows(ctx context.Context, id string) error {
+	md, err := st.e.tableMeta(ctx, st.dest)
+	if err != nil {
+		return err
+	}
+	if md == nil {
+		if err := st.e.table(st.dest).Create(ctx, &bq.TableMetadata{Schema: st.lay.schema}); err != nil {
+			return fmt.Errorf("create %s: %w", st.dest, err)
+		}
+	}
+	dest := st.e.ident(st.dest)
+	q := st.e.client.Query(transactionSQL("DELETE FROM "+dest+" WHERE TRUE", insertSQL(dest, st.e.ident(st.table), st.columns())))
+	q.JobID = id
+	job, err := q.Run(ctx)
+	return runJob(ctx, job, err)
+}
+
+func (st *stage) columns() []string {
 	cols := make([]string, len(st.info.Columns))
 	for i, c := range st.info.Columns {
 		cols[i] = c.Name
 	}
+	return cols
+}
+
+// transaction applies the staged delta and the state row in one script.
+func (st *stage) transaction(ctx context.Context, state routes.State) error {
+	cols := st.columns()
 	dest, stage := st.e.ident(st.dest), st.e.ident(st.table)
 	apply := insertSQL(dest, stage, cols)
 	if st.opts.Mode == routes.ModeMerge {

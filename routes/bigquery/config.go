@@ -18,8 +18,8 @@ const (
 
 // The ways Commit swaps a replaced table in.
 const (
-	SwapCopy  = "copy"  // a copy job WRITE_TRUNCATE staging → table: free, no DML
-	SwapQuery = "query" // CREATE OR REPLACE TABLE … AS SELECT: a query job, billed by bytes scanned
+	SwapCopy = "copy" // a copy job WRITE_TRUNCATE staging → table: free, no DML
+	SwapDML  = "dml"  // DELETE + INSERT … SELECT in one transaction: keeps the table, needs DML (billing)
 )
 
 // The load file formats.
@@ -31,14 +31,14 @@ const (
 // config is what a bigquery:// URL says:
 //
 //	bigquery://PROJECT/DATASET?location=EU&credentials_file=/path/key.json
-//	bigquery://test-project/weir_test?endpoint=http://127.0.0.1:9050
+//	bigquery://test-project/weir_test?endpoint=http://127.0.0.1:9050&swap=dml
 type config struct {
 	Project         string
 	Dataset         string        // default dataset of unqualified tables
 	Location        string        // location=: of new datasets and of every job
 	CredentialsFile string        // credentials_file=: a service account or ADC JSON; default Application Default Credentials
 	Endpoint        string        // endpoint=: another API root (an emulator); http:// endpoints go without authentication
-	Swap            string        // swap=copy|query: how replace swaps the table in
+	Swap            string        // swap=copy|dml: how replace swaps the table in
 	Format          string        // format=parquet|json: the load files
 	Lease           time.Duration // lease=: a lock whose heartbeat is older is dead
 	ChunkBytes      int           // upload_chunk_bytes=: media upload chunk; each pipe buffers one
@@ -79,8 +79,8 @@ func (c *config) set(k, v string) error {
 		}
 		c.Endpoint = strings.TrimRight(v, "/")
 	case "swap":
-		if v != SwapCopy && v != SwapQuery {
-			return fmt.Errorf("want %s or %s", SwapCopy, SwapQuery)
+		if v != SwapCopy && v != SwapDML {
+			return fmt.Errorf("want %s or %s", SwapCopy, SwapDML)
 		}
 		c.Swap = v
 	case "format":

@@ -11,8 +11,8 @@
 // pipe as a media upload: bounded memory, no DML, nothing billed.
 //
 // Commit: replace (and the first load of any mode) swaps the staging
-// table in with a copy job WRITE_TRUNCATE (swap=query: one CREATE OR
-// REPLACE TABLE … AS SELECT instead) and then loads its state row;
+// table in with a copy job WRITE_TRUNCATE (swap=dml: DELETE and INSERT …
+// SELECT in one transaction instead) and then loads its state row;
 // append and merge run one multi-statement transaction — INSERT … SELECT
 // or MERGE, plus the state row — which is DML and needs billing. State
 // lives in the dataset's _weir_state table (an append-only log; the

@@ -89,11 +89,11 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"bigquery://proj/ds?location=EU", config{Project: "proj", Dataset: "ds", Location: "EU", Swap: SwapCopy, Format: FormatParquet, Lease: DefaultLease, ChunkBytes: DefaultChunkBytes}, ""},
-		{"bigquery://proj?endpoint=http://127.0.0.1:9050/&swap=query&format=json&lease=30s&upload_chunk_bytes=0",
-			config{Project: "proj", Endpoint: "http://127.0.0.1:9050", Swap: SwapQuery, Format: FormatJSON, Lease: 30e9}, ""},
+		{"bigquery://proj?endpoint=http://127.0.0.1:9050/&swap=dml&format=json&lease=30s&upload_chunk_bytes=0",
+			config{Project: "proj", Endpoint: "http://127.0.0.1:9050", Swap: SwapDML, Format: FormatJSON, Lease: 30e9}, ""},
 		{"bigquery:///ds", config{}, "names no project"},
 		{"bigquery://p/a/b", config{}, "one dataset"},
-		{"bigquery://p/d?swap=rename", config{}, "want copy or query"},
+		{"bigquery://p/d?swap=rename", config{}, "want copy or dml"},
 		{"bigquery://p/d?lease=10ms", config{}, "under a second"},
 		{"bigquery://p/d?format=avro", config{}, "want parquet or json"},
 		{"bigquery://p/d?locaton=EU", config{}, "unknown option"},
