@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	bq "cloud.google.com/go/bigquery"
 
@@ -50,15 +51,38 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 }
 
 // swap replaces the destination with the staging table, then saves state.
+// When the swap landed (or may have) but its state row is not saved, the
+// run ends keeping its lock table, which names the swap: the next run
+// settles it (see settle) once the lease expired.
 func (st *stage) swap(ctx context.Context, state routes.State) error {
 	id := jobID("swap", st.dest, st.opts.RunID)
 	if err := st.lease.announce(ctx, pending{JobID: id, State: state}); err != nil {
 		return err
 	}
 	if err := st.runSwap(ctx, id); err != nil {
-		return fmt.Errorf("swap %s into %s: %w", st.table.Name, st.dest, err)
+		err = fmt.Errorf("swap %s into %s: %w", st.table.Name, st.dest, err)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		landed, lerr := st.e.jobLanded(lctx, id)
+		if lerr == nil && !landed {
+			return err // nothing changed: Abort as usual
+		}
+		if lerr != nil {
+			return st.leave(fmt.Errorf("%w; whether job %s landed is unknown (%v): the next run decides", err, id, lerr))
+		}
 	}
-	return st.e.loadState(ctx, st.dest.Schema, newStateRow(st.dest, state, id))
+	if err := st.e.loadState(ctx, st.dest.Schema, newStateRow(st.dest, state, id)); err != nil {
+		return st.leave(fmt.Errorf("%s is swapped in but its state is not saved: %w; the next run saves it once the lease (%s) expired", st.dest, err, st.e.cfg.Lease))
+	}
+	return nil
+}
+
+// leave ends the run without releasing its lock table (nor dropping its
+// staging table, which a still running swap job may read).
+func (st *stage) leave(err error) error {
+	st.done = true
+	st.lease.stop()
+	return err
 }
 
 func (st *stage) runSwap(ctx context.Context, id string) error {

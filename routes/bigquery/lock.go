@@ -222,15 +222,23 @@ func (l *lease) verify(ctx context.Context) error {
 	return fmt.Errorf("lease on %s lost: %w", l.dest, errors.Join(err, lost))
 }
 
+// stop ends the heartbeat; the lease dies after Lease. It is idempotent.
+func (l *lease) stop() {
+	if l == nil || l.cancel == nil {
+		return
+	}
+	l.cancel()
+	<-l.done
+	l.cancel = nil
+}
+
 // release stops the heartbeat and drops the lock table if it is still
 // this run's. It is idempotent.
 func (l *lease) release(ctx context.Context) error {
 	if l == nil || l.cancel == nil {
 		return nil
 	}
-	l.cancel()
-	<-l.done
-	l.cancel = nil
+	l.stop()
 	md, err := l.e.tableMeta(ctx, l.table)
 	if err != nil || md == nil {
 		return err
