@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,12 +140,37 @@ func TestRunner_MedallionIceberg(t *testing.T) {
 	if rep := reps2(t, r); !rep.NothingNew {
 		t.Fatalf("gold recomputed with no new snapshot: %+v", rep)
 	}
+	if got, want := lakeRows(t, r, "gold.country"), lakeGold(1, 130); !slices.Equal(got, want) {
+		t.Fatalf("gold.country:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 	sts := r.Status(testContext(t), mustSelect(t, r))
 	for _, st := range sts {
 		if st.Error != "" || st.Lag != 0 {
 			t.Errorf("status %s: %+v", st.Task, st)
 		}
 	}
+}
+
+// lakeGold is gold_country over the orders first..last, computed here:
+// the orders silver keeps, by their customer's country.
+func lakeGold(first, last int) []string {
+	countries := map[int]string{1: "FR", 2: "DE", 3: "US", 4: "FR", 5: "JP"}
+	orders, cents := map[string]int{}, map[string]int{}
+	for i := first; i <= last; i++ {
+		if i%7 == 0 || i%11 == 0 {
+			continue
+		}
+		c := countries[i%5+1]
+		orders[c]++
+		cents[c] += i*300 + i%100
+	}
+	var rows []string
+	for c, n := range orders {
+		revenue := strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%d.%02d", cents[c]/100, cents[c]%100), "0"), ".") // as Arrow prints decimals
+		rows = append(rows, fmt.Sprintf("%s,%d,%s", c, n, revenue))
+	}
+	slices.Sort(rows)
+	return rows
 }
 
 func reps2(t *testing.T, r *Runner) *Report {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,6 +98,57 @@ func TestQuickstart_IncrementalGold(t *testing.T) {
 	got, want := lakeRows(t, r, "gold.revenue_by_country"), lakeRows(t, rf, "gold.revenue_by_country")
 	if len(want) != 8 || !slices.Equal(got, want) {
 		t.Fatalf("incremental gold:\n%s\nfull recompute:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A replay from the start recomputes (this is empty): it must not add
+	// the history to the stored totals a second time.
+	if _, err := r.Reset(testContext(t), "gold_revenue_by_country", "earliest"); err != nil {
+		t.Fatal(err)
+	}
+	if rep := once(t, r, "gold_revenue_by_country"); rep.RowsIn < 7000 {
+		t.Fatalf("replay from earliest read %d rows: %+v", rep.RowsIn, rep)
+	}
+	if got := lakeRows(t, r, "gold.revenue_by_country"); !slices.Equal(got, want) {
+		t.Fatalf("gold after reset --to earliest and a run:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRunner_ThisNeedsContractFirst: before its sink exists, a model that
+// reads this takes this's columns from its contract; without one the run
+// fails as bad input, saying so, and commits nothing.
+func TestRunner_ThisNeedsContractFirst(t *testing.T) {
+	d := newLakeDAG(t, "warn")
+	body, _ := readFile(d.path)
+	writeFile(t, d.path, body+`  totals:
+    model:
+      source: lake:bronze.orders
+      sink: lake:gold.totals
+      mode: upsert
+      key: [k]
+      sql: SELECT 1 AS k, count(*) + coalesce((SELECT max(n) FROM this), 0) AS n FROM input
+`)
+	r := d.runner(t)
+	d.orders(t, 1, 10)
+	once(t, r, "bronze_orders")
+	_, err := r.Once(testContext(t), "totals")
+	if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "contract") {
+		t.Fatalf("this before the sink exists, no contract: %v", err)
+	}
+	writeFile(t, d.path, body+`  totals:
+    model:
+      source: lake:bronze.orders
+      sink: lake:gold.totals
+      mode: upsert
+      key: [k]
+      sql: SELECT 1 AS k, count(*) + coalesce((SELECT max(n) FROM this), 0) AS n FROM input
+    contract: {columns: [{name: k, type: INTEGER}, {name: n, type: BIGINT}]}
+`)
+	r = d.runner(t)
+	once(t, r, "totals")
+	d.orders(t, 1, 25)
+	once(t, r, "bronze_orders")
+	once(t, r, "totals")
+	if got := lakeRows(t, r, "gold.totals"); !slices.Equal(got, []string{"1,25"}) {
+		t.Fatalf("totals after 10 + 15 orders: %v, want [1,25]", got)
 	}
 }
 

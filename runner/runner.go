@@ -30,7 +30,8 @@ type Runner struct {
 	opts Options
 	mu   sync.Mutex
 	eps  map[string]routes.Endpoint
-	db   *duck.DB // the engine kept between model runs
+	// engine is the DuckDB kept between model runs (perhaps still opening)
+	engine *engineFuture
 }
 
 // Load reads a dagfile (expanding ${VAR} from the environment) and returns
@@ -69,9 +70,9 @@ func (r *Runner) Close() error {
 		errs = append(errs, ep.Close())
 		delete(r.eps, name)
 	}
-	if r.db != nil {
-		errs = append(errs, r.db.Close())
-		r.db = nil
+	if r.engine != nil {
+		errs = append(errs, r.engine.close())
+		r.engine = nil
 	}
 	return errors.Join(errs...)
 }
