@@ -78,4 +78,3 @@ func ResetLogBased(ctx context.Context, src, dst string, opts TransferOptions) e
 	}
 	return capture.Drop(ctx, src, dst, pairs)
 }
-
