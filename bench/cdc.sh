@@ -4,6 +4,7 @@
 # PostgreSQL WAL (PG → PG) and the MariaDB binlog (MySQL → MySQL), at 5 and
 # 15 columns.
 #   bench/cdc.sh [CHANGES]        (default: 1000000)
+#   WIDTHS="5" SKIP_PG=1 SKIP_BINLOG=1 narrow it down.
 # Per case: the drain run's time, changes/s, and weir's peak RSS (total and
 # its own anonymous memory). Everything lives in schema/database
 # weir_bench_cdc, dropped (with the slot) at the end.
@@ -94,6 +95,7 @@ my_case() {
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-[ -n "${SKIP_PG:-}" ] || for w in 5 15; do pg_case "$w"; done
-for w in 5 15; do my_case "$w"; done
+WIDTHS=${WIDTHS:-5 15}
+[ -n "${SKIP_PG:-}" ] || for w in $WIDTHS; do pg_case "$w"; done
+[ -n "${SKIP_BINLOG:-}" ] || for w in $WIDTHS; do my_case "$w"; done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
