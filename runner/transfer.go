@@ -117,3 +117,21 @@ func (r *Runner) runLogBased(ctx context.Context, t *dagfile.Task, rep *Report) 
 	}
 	return nil
 }
+
+// logBasedStatus reports the CDC position a log_based table committed (a
+// WAL LSN or a binlog coordinate), read from the destination's state.
+func logBasedStatus(ctx context.Context, src routes.Source, dst routes.Destination, from, to dagfile.TableAddr, ss SourceStatus) (SourceStatus, error) {
+	sr, ok := routes.As[routes.StateReader](dst)
+	if !ok {
+		return ss, nil
+	}
+	info, err := src.Probe(ctx, tableRef(from))
+	if err != nil {
+		return ss, err
+	}
+	st, ok, err := sr.LoadState(ctx, tableRef(to), info.SourceID)
+	if ok {
+		ss.Lag.Position = st.Position
+	}
+	return ss, err
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,9 @@ tasks:
 	second := onceCDC(t, path)
 	if second["bootstrap"] != false || second["upserts"] != 1.0 || second["deletes"] != 1.0 || second["from"] != first["to"] {
 		t.Fatalf("second run cdc = %v, want 1 upsert and 1 delete from %v", second, first["to"])
+	}
+	if code, out := runCmd(t, "status", "-f", path, "--json"); code != ExitOK || !strings.Contains(out, second["to"].(string)) {
+		t.Errorf("status exited %d, want the position %v in it: %s", code, second["to"], out)
 	}
 	cols := []string{"id", "v"}
 	if s, d := src.Hash(t, ctx, "t", cols, "id"), dst.Hash(t, ctx, "t", cols, "id"); s != d {
