@@ -94,6 +94,8 @@ my_case() {
 	my_q -e "DROP DATABASE $DB; DROP DATABASE ${DB}_dst"
 }
 
+# A failed run must not leave a slot retaining WAL on a shared server.
+trap 'drop_pg_slot >/dev/null 2>&1 || true' EXIT
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 WIDTHS=${WIDTHS:-5 15}
 [ -n "${SKIP_PG:-}" ] || for w in $WIDTHS; do pg_case "$w"; done
