@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
 )
@@ -25,7 +26,7 @@ type TransferOptions struct {
 	Schema        string      // every table of this source schema (instead of Tables)
 	DestTable     string      // destination table name, with one source table
 	DestSchema    string      // destination schema for every table (default: the source's)
-	Mode          routes.Mode // replace (default), append, merge
+	Mode          routes.Mode // replace (default), append, merge, log_based
 	Cursor        string      // append/merge watermark column (default: integer primary key)
 	PrimaryKey    []string    // merge key (default: the source's primary key)
 	Parallel      int         // pipes (default: CPU and memory aware)
@@ -46,6 +47,7 @@ type Report struct {
 	Parallel    int           `json:"parallel"`
 	ChunkBytes  int           `json:"chunk_bytes"`
 	Tables      []TableReport `json:"tables"`
+	CDC         *cdc.Result   `json:"cdc,omitempty"` // mode log_based: bootstrap or the drained window
 }
 
 // TableReport is one table's part of a Report.
@@ -65,6 +67,9 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 	mode, err := routes.ParseMode(string(opts.Mode))
 	if err != nil {
 		return nil, err
+	}
+	if mode == routes.ModeLogBased {
+		return transferLogBased(ctx, src, dst, opts)
 	}
 	s, d, err := openPair(ctx, src, dst)
 	if err != nil {

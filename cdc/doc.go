@@ -5,6 +5,7 @@
 // transaction that also advances the saved position.
 //
 // Capture itself lives in the subpackages: cdc/pgwal (PostgreSQL logical
-// replication, pgoutput). A run is batch CDC: connect, drain from the saved
+// replication, pgoutput) and cdc/binlog (MySQL/MariaDB ROW binlog);
+// cdc/capture picks one by the source URL's scheme. A run is batch CDC: connect, drain from the saved
 // position to the end of the log as of connecting, fold, apply, confirm.
 package cdc

@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/routes"
 )
@@ -25,6 +26,7 @@ type Report struct {
 	Lag         int64                  `json:"lag"`                   // sum of the sources' lag after the run
 	NothingNew  bool                   `json:"nothing_new,omitempty"` // no source had anything new: nothing written
 	Changes     []string               `json:"changes,omitempty"`     // on_change findings
+	CDC         *cdc.Result            `json:"cdc,omitempty"`         // log_based: bootstrap or the drained window
 	ElapsedMS   int64                  `json:"elapsed_ms"`
 	Error       string                 `json:"error,omitempty"`
 	start       time.Time

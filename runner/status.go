@@ -108,6 +108,9 @@ func (r *Runner) transferStatus(ctx context.Context, t *dagfile.Task, st *TaskSt
 // watermark and the source cursor's maximum; replace keeps no offsets.
 func transferSource(ctx context.Context, src routes.Source, dst routes.Destination, x *dagfile.Transfer, from, to dagfile.TableAddr) (SourceStatus, error) {
 	ss := SourceStatus{Name: from.Name(), Table: from.String()}
+	if x.Mode == string(routes.ModeLogBased) {
+		return logBasedStatus(ctx, src, dst, from, to, ss)
+	}
 	if x.Mode != "append" && x.Mode != "merge" {
 		return ss, nil
 	}

@@ -194,4 +194,3 @@ func setFailpoint(t *testing.T, fn func(string) error) {
 	failpoint = fn
 	t.Cleanup(func() { failpoint = nil })
 }
-

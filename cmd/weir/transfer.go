@@ -42,7 +42,7 @@ func newTransferCmd() *cobra.Command {
 	f.StringVar(&opts.Schema, "schema", "", "every table of this source schema")
 	f.StringVar(&opts.DestTable, "dest-table", "", "destination table (default: the source's name)")
 	f.StringVar(&opts.DestSchema, "dest-schema", "", "destination schema for every table")
-	f.StringVar(&mode, "mode", "replace", "replace, append or merge")
+	f.StringVar(&mode, "mode", "replace", "replace, append, merge or log_based (batch CDC: drain the WAL/binlog since the saved position)")
 	f.StringVar(&opts.Cursor, "cursor", "", "append/merge watermark column (default: the integer primary key)")
 	f.StringVar(&key, "primary-key", "", "merge key columns, comma-separated (default: the source's primary key)")
 	f.IntVar(&opts.Parallel, "parallel", 0, "pipes (default: fit to CPUs and the memory cap)")
@@ -81,8 +81,17 @@ func finish(rep *weir.Report, err error, asJSON bool) error {
 }
 
 func printSummary(rep *weir.Report) {
+	if c := rep.CDC; c != nil {
+		if c.Bootstrap {
+			fmt.Fprintf(os.Stderr, "log_based: bootstrap loaded %d rows at %s\n", c.Rows, c.To)
+		} else {
+			fmt.Fprintf(os.Stderr, "log_based: %d changes → %d upserts, %d deletes, %d truncates; %s → %s\n",
+				c.Changes, c.Upserts, c.Deletes, c.Truncates, c.From, c.To)
+		}
+	}
 	for _, t := range rep.Tables {
 		switch {
+		case rep.CDC != nil && t.Error == "":
 		case t.Error != "":
 			fmt.Fprintf(os.Stderr, "%s → %s: failed\n", t.Table, t.DestTable)
 		case t.KeptEmpty:

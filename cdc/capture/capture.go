@@ -1,0 +1,60 @@
+// Package capture runs one log_based transfer: it picks the capture by the
+// source URL's scheme (postgres → cdc/pgwal, mysql/mariadb → cdc/binlog)
+// and hands the pairs to it. weir transfer --mode log_based and weir once
+// (runner) both come through here.
+package capture
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/cdc/binlog"
+	"github.com/weirhq/weir/cdc/pgwal"
+	"github.com/weirhq/weir/routes"
+)
+
+// Run bootstraps or drains the (src, dst, tables) pair once.
+func Run(ctx context.Context, src, dst string, tables []cdc.Pair, runID string) (cdc.Result, error) {
+	kind, err := kindOf(src, tables)
+	if err != nil {
+		return cdc.Result{}, err
+	}
+	if kind == pgwal.Scheme {
+		return pgwal.Run(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID})
+	}
+	return binlog.Run(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID})
+}
+
+// Drop forgets the pair's position (and drops a PostgreSQL slot and
+// publication), so the next Run bootstraps again: weir reset.
+func Drop(ctx context.Context, src, dst string, tables []cdc.Pair) error {
+	kind, err := kindOf(src, tables)
+	if err != nil {
+		return err
+	}
+	if kind == pgwal.Scheme {
+		return pgwal.Drop(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables})
+	}
+	return binlog.Drop(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables})
+}
+
+// kindOf checks the pairs and names the capture for the source's scheme.
+func kindOf(src string, tables []cdc.Pair) (string, error) {
+	u, err := routes.ParseURL(src)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range tables {
+		if p.Source.Schema == "" || p.Dest.Schema == "" {
+			return "", routes.BadInput("log_based: %s → %s: name tables as schema.table (database.table on MySQL)", p.Source, p.Dest)
+		}
+	}
+	switch u.Scheme() {
+	case "postgres", "postgresql":
+		return pgwal.Scheme, nil
+	case "mysql", "mariadb":
+		return "binlog", nil
+	}
+	return "", fmt.Errorf("%w: log_based from %s: change capture reads postgres (WAL) and mysql/mariadb (binlog) sources", routes.ErrUnsupported, u)
+}

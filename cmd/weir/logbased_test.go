@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirhq/weir/cdc/cdctest"
+	"github.com/weirhq/weir/routes/routestest"
+)
+
+// TestOnceCmd_LogBased runs a log_based dagfile task twice from MySQL (the
+// binlog needs no slot to clean up) into PostgreSQL: a bootstrap, then the
+// drained window, each reported in the JSON.
+func TestOnceCmd_LogBased(t *testing.T) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "mysql"), cdctest.Open(t, ctx, "postgres")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id INT PRIMARY KEY, v VARCHAR(20))")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+	path := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(path, []byte(fmt.Sprintf(`version: 1
+connections:
+  app: %s
+  dw: %s
+tasks:
+  cdc:
+    transfer: {from: app, table: %s.t, to: dw, dest_table: %s.t, mode: log_based}
+`, src.URL, dst.URL, src.Schema, dst.Schema)), 0o644)
+	first := onceCDC(t, path)
+	if first["bootstrap"] != true || first["rows"] != 3.0 {
+		t.Fatalf("first run cdc = %v, want a bootstrap of 3 rows", first)
+	}
+	src.Exec(t, ctx, "UPDATE "+src.Table("t")+" SET v = 'B' WHERE id = 2")
+	src.Exec(t, ctx, "DELETE FROM "+src.Table("t")+" WHERE id = 3")
+	second := onceCDC(t, path)
+	if second["bootstrap"] != false || second["upserts"] != 1.0 || second["deletes"] != 1.0 || second["from"] != first["to"] {
+		t.Fatalf("second run cdc = %v, want 1 upsert and 1 delete from %v", second, first["to"])
+	}
+	if code, out := runCmd(t, "status", "-f", path, "--json"); code != ExitOK || !strings.Contains(out, second["to"].(string)) {
+		t.Errorf("status exited %d, want the position %v in it: %s", code, second["to"], out)
+	}
+	cols := []string{"id", "v"}
+	if s, d := src.Hash(t, ctx, "t", cols, "id"), dst.Hash(t, ctx, "t", cols, "id"); s != d {
+		t.Fatalf("destination %s != source %s", d, s)
+	}
+}
+
+func onceCDC(t *testing.T, path string) map[string]any {
+	t.Helper()
+	code, out := runCmd(t, "once", "--task", "cdc", "-f", path, "--json")
+	if code != ExitOK {
+		t.Fatalf("once exited %d: %s", code, out)
+	}
+	var rep struct {
+		CDC map[string]any `json:"cdc"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.CDC == nil {
+		t.Fatalf("report %q: %v", out, err)
+	}
+	return rep.CDC
+}
+
+func TestTransferCmd_LogBasedBadInput(t *testing.T) {
+	url := routestest.ServerURL(t, "WEIR_TEST_MYSQL")
+	tests := []struct{ name, table string }{
+		{"unqualified table", "t"},
+		{"no table", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if code, _ := runCmd(t, "transfer", url, url, "--mode", "log_based", "--tables", tt.table); code != ExitBadInput {
+				t.Fatalf("exit %d, want %d", code, ExitBadInput)
+			}
+		})
+	}
+}

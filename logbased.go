@@ -1,0 +1,80 @@
+package weir
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/cdc/capture"
+	"github.com/weirhq/weir/routes"
+)
+
+// transferLogBased runs one batch CDC pass over the named tables (see
+// docs/cdc.md): the first run bootstraps them, later runs apply the
+// changes logged since. Tables must be schema-qualified.
+func transferLogBased(ctx context.Context, src, dst string, opts TransferOptions) (*Report, error) {
+	start := time.Now()
+	if opts.Schema != "" {
+		return nil, routes.BadInput("log_based: name the tables with --tables (--schema is not supported: the capture is fixed per table set)")
+	}
+	pairs, err := logPairs(opts)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{RunID: routes.NewRunID(), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: routes.ModeLogBased}
+	res, err := capture.Run(ctx, src, dst, pairs, rep.RunID)
+	if err == nil {
+		rep.CDC = &res
+	}
+	rep.Rows = res.Rows + int64(res.Upserts+res.Deletes)
+	for _, p := range pairs {
+		tr := TableReport{CopyResult: routes.CopyResult{Table: p.Source.String(), DestTable: p.Dest.String()}}
+		if err != nil {
+			tr.Error = routes.Redact(err.Error())
+		}
+		rep.Tables = append(rep.Tables, tr)
+	}
+	rep.ElapsedMS = time.Since(start).Milliseconds()
+	return rep, err
+}
+
+func logPairs(opts TransferOptions) ([]cdc.Pair, error) {
+	if len(opts.Tables) == 0 {
+		return nil, routes.BadInput("log_based: no table: pass --table or --tables")
+	}
+	if opts.DestTable != "" && len(opts.Tables) > 1 {
+		return nil, routes.BadInput("--dest-table names one table, but %d are captured; use --dest-schema", len(opts.Tables))
+	}
+	var pairs []cdc.Pair
+	for _, name := range opts.Tables {
+		t, err := routes.ParseTableRef(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		dest := t
+		if opts.DestTable != "" {
+			if dest, err = routes.ParseTableRef(opts.DestTable); err != nil {
+				return nil, err
+			}
+			if dest.Schema == "" {
+				dest.Schema = t.Schema
+			}
+		}
+		if opts.DestSchema != "" {
+			dest.Schema = opts.DestSchema
+		}
+		pairs = append(pairs, cdc.Pair{Source: t, Dest: dest})
+	}
+	return pairs, nil
+}
+
+// ResetLogBased forgets a log_based pair's position (and drops its
+// PostgreSQL slot), so the next run bootstraps again.
+func ResetLogBased(ctx context.Context, src, dst string, opts TransferOptions) error {
+	pairs, err := logPairs(opts)
+	if err != nil {
+		return err
+	}
+	return capture.Drop(ctx, src, dst, pairs)
+}
