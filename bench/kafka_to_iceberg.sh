@@ -44,11 +44,14 @@ YAML
 done
 
 echo "events=$EVENTS batch_size=$BATCH load=$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-14s %10s %10s %12s %10s %10s\n' task events secs events/s rss_mb own_mb
+printf '%-14s %10s %10s %12s %8s %14s %10s %10s\n' task events secs events/s cpu_s events/cpu_s rss_mb own_mb
 for task in lake_append lake_merge pg_append pg_merge; do
 	timed "$task" "$BIN/weir" once -f "$WORK/weir.yaml" --task "$task" --json > "$WORK/$task.json"
 	rows=$(sed -n 's/.*"rows_in":\([0-9]*\).*/\1/p' "$WORK/$task.json")
 	# the last batch_interval (2 s) is the idle wait that ends an available_now run
-	printf '%-14s %10s %10.1f %12.0f %10s %10s\n' "$task" "$rows" "$SECS" "$(echo "$rows / $SECS" | bc -l)" "$RSS_MB" "$ANON_MB"
+	# CPU seconds (user + system): on a loaded machine events/cpu_s says more than events/s
+	cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$BIN/$task.time")
+	printf '%-14s %10s %10.1f %12.0f %8.1f %14.0f %10s %10s\n' "$task" "$rows" "$SECS" "$(echo "$rows / $SECS" | bc -l)" \
+		"$cpu" "$(echo "$rows / $cpu" | bc -l)" "$RSS_MB" "$ANON_MB"
 done
 psql_q -c "DROP SCHEMA $S CASCADE"
