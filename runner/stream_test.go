@@ -242,7 +242,7 @@ func TestStream_ContinuousSIGTERM(t *testing.T) {
 			d := newStreamDAG(t, p, "postgres")
 			p.Publish(t, 30)
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), helperDagfile+"="+d.path, helperTask+"=ev_cont")
+			cmd.Env = append(os.Environ(), helperDagfile+"="+d.path, helperTask+"=ev_cont", helperSIGTERM+"=1")
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
