@@ -13,7 +13,7 @@ import (
 // (rows, offsets, lag and elapsed_ms are the keys they rely on).
 type Report struct {
 	Task        string                 `json:"task"`
-	Kind        string                 `json:"kind"` // transfer | model
+	Kind        string                 `json:"kind"` // transfer | model | stream
 	RunID       string                 `json:"run_id"`
 	Mode        string                 `json:"mode"`
 	Sink        string                 `json:"sink"`                  // conn:schema.table (the first, for a multi-table transfer)

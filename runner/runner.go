@@ -91,8 +91,10 @@ func (r *Runner) task(name string) (*dagfile.Task, error) {
 
 // Once runs one batch of one task and reports it: a transfer copies its
 // tables; a model reads what is new since its committed offsets, runs its
-// SQL and commits the result with the new offsets. The report is returned
-// even with an error, as far as the run got.
+// SQL and commits the result with the new offsets; a stream commits batches
+// of events until its source is drained (available_now) or ctx ends
+// (continuous). The report is returned even with an error, as far as the
+// run got.
 func (r *Runner) Once(ctx context.Context, name string) (*Report, error) {
 	t, err := r.task(name)
 	if err != nil {

@@ -67,7 +67,9 @@ func (r *Runner) runStream(ctx context.Context, t *dagfile.Task, rep *Report) er
 		return err
 	}
 	from := run.cursor
-	defer func() { rep.Offsets[streamMark] = OffsetRange{Table: routes.Redact(t.Stream.Source), From: from, To: run.cursor} }()
+	defer func() {
+		rep.Offsets[streamMark] = OffsetRange{Table: routes.Redact(t.Stream.Source), From: from, To: run.cursor}
+	}()
 	return run.loop(ctx)
 }
 
@@ -207,7 +209,7 @@ func (run *streamRun) collect(ctx context.Context) ([]stream.Event, error) {
 // commitBatch flattens, checks, quarantines, writes and commits one batch,
 // then commits the source.
 func (run *streamRun) commitBatch(ctx context.Context, events []stream.Event) error {
-	defer run.db.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+outTable+"; DROP TABLE IF EXISTS "+checkedTable)
+	defer run.dropTemp(context.WithoutCancel(ctx))
 	cursor := run.src.Cursor()
 	rec := run.flat.record(run.r.opts.Allocator, events, run.s.Key)
 	rd, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
@@ -235,6 +237,13 @@ func (run *streamRun) commitBatch(ctx context.Context, events []stream.Event) er
 		return fmt.Errorf("stream %s: the sink committed, the source did not (the batch is replayed on restart): %w", run.t.Name, err)
 	}
 	return nil
+}
+
+// dropTemp frees the batch's tables in the engine.
+func (run *streamRun) dropTemp(ctx context.Context) {
+	for _, t := range []string{outTable, checkedTable} {
+		run.db.Exec(ctx, "DROP TABLE IF EXISTS "+t)
+	}
 }
 
 // bad is the condition of a quarantined event.
@@ -357,4 +366,3 @@ func (run *streamRun) checkOwner(ctx context.Context) error {
 	}
 	return nil
 }
-

@@ -22,7 +22,9 @@ func newOnceCmd() *cobra.Command {
 		Long: `Once runs exactly one batch of one task: a transfer copies its tables; a
 model reads what is new since its committed offsets, runs its SQL in DuckDB,
 checks its contract and commits the result with the new offsets in the sink's
-own commit. It is what every generated Airflow, Dagster and Argo task runs.
+own commit; a stream reads events until its source is drained (available_now)
+or until SIGTERM (continuous), committing each batch with the source's cursor
+(docs/streams.md). It is what every generated Airflow, Dagster and Argo task runs.
 Exit codes: 0 done (also when there was nothing new), 1 failure, 2 bad input
 (a malformed dagfile, an unknown task, bad SQL), 75 the sink is locked by
 another run (retry later). See docs/runner.md.`,

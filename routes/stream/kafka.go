@@ -105,17 +105,20 @@ func (s *kafkaSource) Seek(_ context.Context, cursor string) error {
 
 func (s *kafkaSource) Next(ctx context.Context) (Event, error) {
 	for len(s.buf) == 0 {
+		// Records a poll returns are kept even when ctx ended meanwhile:
+		// the client's position is already past them.
 		f := s.cl.PollRecords(ctx, kafkaPollRecords)
+		if s.buf = f.Records(); len(s.buf) > 0 {
+			break
+		}
+		s.allowIfIdle()
 		if err := ctx.Err(); err != nil {
-			s.allowIfIdle(f)
 			return Event{}, err
 		}
 		if errs := f.Errors(); len(errs) > 0 {
 			e := errs[0]
 			return Event{}, fmt.Errorf("kafka poll %s[%d]: %w", e.Topic, e.Partition, e.Err)
 		}
-		s.buf = f.Records()
-		s.allowIfIdle(f)
 	}
 	r := s.buf[0]
 	s.buf[0] = nil
@@ -127,8 +130,8 @@ func (s *kafkaSource) Next(ctx context.Context) (Event, error) {
 
 // allowIfIdle lets a rebalance through after a poll that handed out
 // nothing while nothing is waiting for a commit.
-func (s *kafkaSource) allowIfIdle(f kgo.Fetches) {
-	if f.NumRecords() == 0 && len(s.buf) == 0 && !s.pending {
+func (s *kafkaSource) allowIfIdle() {
+	if len(s.buf) == 0 && !s.pending {
 		s.cl.AllowRebalance()
 	}
 }

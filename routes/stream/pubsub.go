@@ -50,6 +50,9 @@ func openPubSub(ctx context.Context, u *url.URL, _ Options) (*pubsubSource, erro
 	sub.ReceiveSettings.MaxOutstandingMessages = -1 // the batch bounds what is held
 	sub.ReceiveSettings.MaxOutstandingBytes = -1
 	sub.ReceiveSettings.MaxExtension = pubsubMaxExtension
+	// Messages pulled but not handed to Next are nacked on Close, so the
+	// next run gets them at once instead of after their ack deadline.
+	sub.ReceiveSettings.ShutdownOptions = &pubsub.ShutdownOptions{Behavior: pubsub.ShutdownBehaviorNackImmediately, Timeout: 10 * time.Second}
 	return &pubsubSource{client: client, sub: sub, name: u.String(),
 		ch: make(chan *pubsub.Message), errc: make(chan error, 1)}, nil
 }

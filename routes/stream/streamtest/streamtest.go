@@ -1,4 +1,8 @@
-package runner
+// Package streamtest holds real protocol peers for stream tests, run in
+// the test process (a killed child process connects to them like any
+// client): an SSE server, a WebSocket feed (coder/websocket), a kfake
+// Kafka cluster and a pstest Pub/Sub server, all serving one feed shape.
+package streamtest
 
 import (
 	"context"
@@ -19,10 +23,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Real protocol peers for the stream tests, in the test process (the
-// killed child connects to them like any client): an SSE server, a
-// WebSocket feed, a kfake Kafka cluster and a pstest Pub/Sub server.
-
 // feed is an ordered list of payloads a peer serves: item k (from 1) is
 // {"id":k,"seq":k,"v":"e<k>"}, except the bad ones.
 type feed struct {
@@ -32,7 +32,7 @@ type feed struct {
 }
 
 // Payloads that must be quarantined: not JSON, and an id that breaks the contract.
-func badPayload(k int) (string, bool) {
+func BadPayload(k int) (string, bool) {
 	switch k % 25 {
 	case 5:
 		return fmt.Sprintf("not json %d", k), true
@@ -42,25 +42,26 @@ func badPayload(k int) (string, bool) {
 	return "", false
 }
 
-func payload(k int) string {
-	if p, bad := badPayload(k); bad {
+func Payload(k int) string {
+	if p, bad := BadPayload(k); bad {
 		return p
 	}
 	return fmt.Sprintf(`{"id":%d,"seq":%d,"v":"e%d"}`, k, k, k)
 }
 
-// goodIDs are the ids of the good items among 1..n.
-func goodIDs(n int) []int64 {
+// GoodIDs are the ids of the good items among 1..n.
+func GoodIDs(n int) []int64 {
 	var ids []int64
 	for k := 1; k <= n; k++ {
-		if _, bad := badPayload(k); !bad {
+		if _, bad := BadPayload(k); !bad {
 			ids = append(ids, int64(k))
 		}
 	}
 	return ids
 }
 
-func badCount(n int) int { return n - len(goodIDs(n)) }
+// BadCount is the number of bad items among 1..n.
+func BadCount(n int) int { return n - len(GoodIDs(n)) }
 
 func newFeed() *feed { return &feed{added: make(chan struct{})} }
 
@@ -70,8 +71,8 @@ func (f *feed) add(n int) []string {
 	defer f.mu.Unlock()
 	var out []string
 	for k := len(f.items) + 1; k <= n; k++ {
-		f.items = append(f.items, payload(k))
-		out = append(out, payload(k))
+		f.items = append(f.items, Payload(k))
+		out = append(out, Payload(k))
 	}
 	close(f.added)
 	f.added = make(chan struct{})
@@ -88,10 +89,13 @@ func (f *feed) after(k int) ([]string, chan struct{}) {
 	return f.items[k:], f.added
 }
 
-// peer is a stream source under test.
-type peer interface {
-	url(task string) string // the source URL of a task
-	publish(t *testing.T, n int)
+// Peer is a stream source under test.
+type Peer interface {
+	// URL is the source URL for a task (Pub/Sub: a subscription of its own,
+	// created now: call it before Publish).
+	URL(task string) string
+	// Publish makes the feed hold items 1..n.
+	Publish(t testing.TB, n int)
 }
 
 // sseFeed serves the feed as Server-Sent Events with ids, honours
@@ -101,15 +105,19 @@ type sseFeed struct {
 	srv *httptest.Server
 }
 
-func newSSEPeer(t *testing.T) peer {
+// NewSSE starts an SSE server: events carry ids, Last-Event-ID is
+// honoured, retry: is 50 ms and every connection drops after 7 events.
+func NewSSE(t testing.TB) Peer {
 	p := &sseFeed{feed: newFeed()}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
 	return p
 }
 
-func (p *sseFeed) url(string) string { return "sse://" + strings.TrimPrefix(p.srv.URL, "http://") + "/events" }
-func (p *sseFeed) publish(_ *testing.T, n int) { p.add(n) }
+func (p *sseFeed) URL(string) string {
+	return "sse://" + strings.TrimPrefix(p.srv.URL, "http://") + "/events"
+}
+func (p *sseFeed) Publish(_ testing.TB, n int) { p.add(n) }
 
 func (p *sseFeed) serve(w http.ResponseWriter, r *http.Request) {
 	last, _ := strconv.Atoi(r.Header.Get("Last-Event-ID"))
@@ -141,17 +149,19 @@ type wsFeed struct {
 	srv *httptest.Server
 }
 
-func newWSPeer(t *testing.T) peer {
+// NewWS starts a WebSocket feed (coder/websocket): subscribe with
+// {"after":"<seq>"}; every connection drops after 9 events.
+func NewWS(t testing.TB) Peer {
 	p := &wsFeed{feed: newFeed()}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
 	return p
 }
 
-func (p *wsFeed) url(string) string {
+func (p *wsFeed) URL(string) string {
 	return "ws://" + strings.TrimPrefix(p.srv.URL, "http://") + `/feed?subscribe=%7B%22after%22%3A%22{cursor}%22%7D`
 }
-func (p *wsFeed) publish(_ *testing.T, n int) { p.add(n) }
+func (p *wsFeed) Publish(_ testing.TB, n int) { p.add(n) }
 
 func (p *wsFeed) serve(w http.ResponseWriter, r *http.Request) {
 	c, err := websocket.Accept(w, r, nil)
@@ -195,7 +205,8 @@ type kafkaPeer struct {
 	n     int
 }
 
-func newKafkaPeer(t *testing.T) peer {
+// NewKafka starts a kfake cluster with a two-partition topic.
+func NewKafka(t testing.TB) Peer {
 	topic := fmt.Sprintf("events_%d", time.Now().UnixNano())
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, topic))
 	if err != nil {
@@ -210,15 +221,15 @@ func newKafkaPeer(t *testing.T) peer {
 	return &kafkaPeer{c: c, topic: topic, cl: cl}
 }
 
-func (p *kafkaPeer) url(string) string {
+func (p *kafkaPeer) URL(string) string {
 	return "kafka://" + p.c.ListenAddrs()[0] + "/" + p.topic
 }
 
-func (p *kafkaPeer) publish(t *testing.T, n int) {
+func (p *kafkaPeer) Publish(t testing.TB, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for k := p.n + 1; k <= n; k++ {
-		r := &kgo.Record{Key: []byte(strconv.Itoa(k % 2)), Value: []byte(payload(k))}
+		r := &kgo.Record{Key: []byte(strconv.Itoa(k % 2)), Value: []byte(Payload(k))}
 		if err := p.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
 			t.Fatalf("produce %d: %v", k, err)
 		}
@@ -243,7 +254,8 @@ type pubsubPeer struct {
 
 const pubsubProject = "weir-test"
 
-func newPubSubPeer(t *testing.T) peer {
+// NewPubSub creates a topic on the package's pstest server.
+func NewPubSub(t testing.TB) Peer {
 	p := &pubsubPeer{srv: pstestServer(), topic: fmt.Sprintf("events_%d", time.Now().UnixNano())}
 	if _, err := p.srv.GServer.CreateTopic(context.Background(), &pubsubpb.Topic{Name: p.topicName()}); err != nil {
 		t.Fatal(err)
@@ -254,16 +266,16 @@ func newPubSubPeer(t *testing.T) peer {
 func (p *pubsubPeer) topicName() string { return "projects/" + pubsubProject + "/topics/" + p.topic }
 
 // url creates the task's subscription on first use.
-func (p *pubsubPeer) url(task string) string {
+func (p *pubsubPeer) URL(task string) string {
 	sub := p.topic + "_" + task
 	name := "projects/" + pubsubProject + "/subscriptions/" + sub
 	p.srv.GServer.CreateSubscription(context.Background(), &pubsubpb.Subscription{Name: name, Topic: p.topicName(), AckDeadlineSeconds: 10})
 	return "pubsub://" + pubsubProject + "/" + sub
 }
 
-func (p *pubsubPeer) publish(_ *testing.T, n int) {
+func (p *pubsubPeer) Publish(_ testing.TB, n int) {
 	for k := p.n + 1; k <= n; k++ {
-		p.srv.Publish(p.topicName(), []byte(payload(k)), nil)
+		p.srv.Publish(p.topicName(), []byte(Payload(k)), nil)
 	}
 	p.n = n
 }
