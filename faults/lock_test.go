@@ -30,11 +30,16 @@ func TestFault_LockRace(t *testing.T) {
 				src.Create(t, ctx, tbl, routestest.Rows(1, 2000))
 				want := rowsOf(t, ctx, src, tbl)
 				args := []string{"transfer", src.URL(), dstURL, "--table", src.Ref(tbl), "--dest-table", dst.Ref(tbl)}
-				both, refused := 0, 0
+				both, refused, noLock := 0, 0, 0
 				for round := range raceRounds {
-					b, r := race(ctx, t, args)
-					both += b
-					refused += r
+					switch race(ctx, t, args) {
+					case bothHeld:
+						both++
+					case oneRefused:
+						refused++
+					case otherFailed:
+						noLock++
+					}
 					if got, _ := tableHash(t, ctx, dst, tbl); got != want {
 						t.Fatalf("round %d: the destination is not whole", round)
 					}
@@ -42,18 +47,32 @@ func TestFault_LockRace(t *testing.T) {
 						t.Fatalf("round %d: left behind: %v", round, left)
 					}
 				}
-				t.Logf("%s: %d rounds: both passed the lock check %d times, one refused with exit 75 %d times", d.name, raceRounds, both, refused)
+				t.Logf("%s: %d rounds: both passed the lock check %d times, one refused with exit 75 %d times, the other failed before the lock %d times",
+					d.name, raceRounds, both, refused, noLock)
 				if both > 0 {
 					t.Errorf("two runs held the lock at once in %d of %d rounds", both, raceRounds)
+				}
+				if noLock > raceRounds/2 {
+					t.Errorf("%d of %d rounds never raced: the second run failed before the lock", noLock, raceRounds)
 				}
 			})
 		})
 	}
 }
 
-// race runs two children at once and returns (1, 0) when both passed the
-// lock, (0, 1) when one was refused with exit 75.
-func race(ctx context.Context, t *testing.T, args []string) (both, refused int) {
+// outcome is how one round of two racing runs ended.
+type outcome int
+
+const (
+	bothHeld    outcome = iota // both passed the lock check: the bug the race looks for
+	oneRefused                 // one held the lock, the other exited 75
+	otherFailed                // one held the lock, the other failed before reaching it (exit 1: a connection timeout on a loaded server)
+)
+
+// race runs two children at once. The run that holds the lock must finish
+// with exit 0; the other must be refused with 75 (or, logged apart, fail
+// before the lock with exit 1).
+func race(ctx context.Context, t *testing.T, args []string) outcome {
 	t.Helper()
 	runs := make([]*paused, 2)
 	held := make([]bool, 2)
@@ -76,13 +95,16 @@ func race(ctx context.Context, t *testing.T, args []string) (both, refused int) 
 	}
 	switch {
 	case held[0] && held[1]:
-		return 1, 0
+		return bothHeld
 	case held[0] != held[1] && codes[0]+codes[1] == 75:
-		return 0, 1
+		return oneRefused
+	case held[0] != held[1] && codes[0]+codes[1] == 1:
+		t.Logf("the run that did not hold the lock failed before it:\n%s\n%s", runs[0].stderr, runs[1].stderr)
+		return otherFailed
 	}
 	t.Fatalf("want one run to hold the lock and finish, the other refused with 75: held %v, exit codes %v\n%s\n%s",
 		held, codes, runs[0].stderr, runs[1].stderr)
-	return 0, 0
+	return 0
 }
 
 func rowsOf(t *testing.T, ctx context.Context, f routestest.Fixture, name string) string {
