@@ -17,6 +17,13 @@ import (
 // one, never a mix); append inserts the staged rows; merge upserts them by
 // key. A destination that does not exist yet is the staging table renamed.
 func (st *stage) Commit(ctx context.Context, state routes.State) error {
+	if err := st.commit(ctx, state); err != nil {
+		return fmt.Errorf("on %s: %w", st.e.url.Identity(), err)
+	}
+	return nil
+}
+
+func (st *stage) commit(ctx context.Context, state routes.State) error {
 	if st.done {
 		return errors.New("stage already finished")
 	}
@@ -48,7 +55,7 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("on %s: %w", st.e.url.Identity(), err)
+		return err
 	}
 	st.done = true
 	st.lock.release(ctx)
