@@ -116,7 +116,9 @@ func (st *stage) Abort(ctx context.Context) error {
 	}
 	st.done = true
 	var errs []error
-	if st.tbl != nil && !st.committed(ctx) {
+	// Without the lease (lost the race for it) the run wrote nothing, and a
+	// table it created is the winner's now.
+	if st.tbl != nil && st.lease != nil && !st.committed(ctx) {
 		errs = append(errs, st.removeFiles(ctx), st.dropCreated(ctx))
 	}
 	if st.lease != nil {
