@@ -55,6 +55,11 @@ func TestParseTableRef(t *testing.T) {
 		{in: "events", want: TableRef{Name: "events"}},
 		{in: `"my.schema"."Tab""le"`, want: TableRef{"my.schema", `Tab"le`}},
 		{in: "a.b.c", bad: true},
+		{in: "orders.csv.gz", want: TableRef{Name: "orders.csv.gz"}},
+		{in: "orders.parquet", want: TableRef{Name: "orders.parquet"}},
+		{in: "in/2024.01/orders.CSV", want: TableRef{Name: "in/2024.01/orders.CSV"}},
+		{in: "raw/orders", want: TableRef{Name: "raw/orders"}},
+		{in: `"x.csv"."y.gz"`, want: TableRef{"x.csv", "y.gz"}},
 		{in: "a..b", bad: true},
 		{in: `"open`, bad: true},
 	}

@@ -148,8 +148,13 @@ type TableRef struct {
 }
 
 // ParseTableRef parses "schema.table" or "table". Double quotes keep dots:
-// "my.schema"."my.table".
+// "my.schema"."my.table". A file path — with a slash, or ending in a data
+// file extension like orders.csv.gz or orders.parquet — is kept whole as
+// the name, for object-store and file sources.
 func ParseTableRef(s string) (TableRef, error) {
+	if isFilePath(s) {
+		return TableRef{Name: s}, nil
+	}
 	parts, err := splitIdent(s)
 	if err != nil {
 		return TableRef{}, err
@@ -161,6 +166,25 @@ func ParseTableRef(s string) (TableRef, error) {
 		return TableRef{Schema: parts[0], Name: parts[1]}, nil
 	}
 	return TableRef{}, BadInput("table %q: want schema.table or table", s)
+}
+
+// fileExts are the endings that make a table name a file path.
+var fileExts = []string{".parquet", ".csv", ".gz", ".zst", ".json", ".jsonl", ".ndjson", ".arrow", ".avro", ".orc"}
+
+func isFilePath(s string) bool {
+	if s == "" || strings.Contains(s, `"`) {
+		return false
+	}
+	if strings.Contains(s, "/") {
+		return true
+	}
+	lower := strings.ToLower(s)
+	for _, ext := range fileExts {
+		if strings.HasSuffix(lower, ext) && len(s) > len(ext) {
+			return true
+		}
+	}
+	return false
 }
 
 func splitIdent(s string) ([]string, error) {
