@@ -16,6 +16,7 @@ func TestRedact(t *testing.T) {
 		{"s3://b/p?endpoint=http://h&secret_access_key=mysecretval&region=x", "s3://b/p?endpoint=http://h&secret_access_key=xxxxx&region=x"},
 		{"bigquery://p/d?credentials_json=mysecretval", "bigquery://p/d?credentials_json=xxxxx"},
 		{"iceberg://?catalog=sql&uri=postgres%3A%2F%2Fu%3Asecret%40h%2Fdb", "iceberg://?catalog=sql&uri=postgres%3A%2F%2Fu%3Axxxxx%40h%2Fdb"},
+		{"iceberg://?uri=sqlite:///c.db&warehouse=s3://AKID:secret@lake/wh&region=x", "iceberg://?uri=sqlite:///c.db&warehouse=s3://AKID:xxxxx@lake/wh&region=x"},
 	}
 	for _, tc := range tests {
 		got := Redact(tc.in)

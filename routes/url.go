@@ -70,11 +70,17 @@ var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
 // (?password=, &secret_access_key=, ?token=, ?credentials_json=).
 var secretParam = regexp.MustCompile(`(?i)([?&](?:[a-z_]*(?:password|passwd|secret|token|credentials)[a-z_]*)=)[^&\s#"']+`)
 
+// nestedUserinfo matches user:password@ after a "://" anywhere, also in
+// a URL carried unencoded in another's query
+// (iceberg://?warehouse=s3://key:secret@bucket/prefix).
+var nestedUserinfo = regexp.MustCompile(`(://[^/\s:@?&#"'<>]+:)[^@\s/?&#"'<>]+@`)
+
 // Redact replaces the password of every URL inside s, and the values of
 // credential query parameters, with xxxxx. Use it on any message that may
 // carry a URL.
 func Redact(s string) string {
 	s = secretParam.ReplaceAllString(s, "${1}xxxxx")
+	s = nestedUserinfo.ReplaceAllString(s, "${1}xxxxx@")
 	return urlInText.ReplaceAllStringFunc(s, func(m string) string {
 		u, err := url.Parse(m)
 		if err != nil {
