@@ -16,6 +16,7 @@ func TestRedact(t *testing.T) {
 		{"s3://b/p?endpoint=http://h&secret_access_key=mysecretval&region=x", "s3://b/p?endpoint=http://h&secret_access_key=xxxxx&region=x"},
 		{"bigquery://p/d?credentials_json=mysecretval", "bigquery://p/d?credentials_json=xxxxx"},
 		{"iceberg://?catalog=sql&uri=postgres%3A%2F%2Fu%3Asecret%40h%2Fdb", "iceberg://?catalog=sql&uri=postgres%3A%2F%2Fu%3Axxxxx%40h%2Fdb"},
+		{"iceberg://?uri=sqlite:///c.db&warehouse=s3://AKID:secret@lake/wh&region=x", "iceberg://?uri=sqlite:///c.db&warehouse=s3://AKID:xxxxx@lake/wh&region=x"},
 	}
 	for _, tc := range tests {
 		got := Redact(tc.in)
@@ -55,6 +56,11 @@ func TestParseTableRef(t *testing.T) {
 		{in: "events", want: TableRef{Name: "events"}},
 		{in: `"my.schema"."Tab""le"`, want: TableRef{"my.schema", `Tab"le`}},
 		{in: "a.b.c", bad: true},
+		{in: "orders.csv.gz", want: TableRef{Name: "orders.csv.gz"}},
+		{in: "orders.parquet", want: TableRef{Name: "orders.parquet"}},
+		{in: "in/2024.01/orders.CSV", want: TableRef{Name: "in/2024.01/orders.CSV"}},
+		{in: "raw/orders", want: TableRef{Name: "raw/orders"}},
+		{in: `"x.csv"."y.gz"`, want: TableRef{"x.csv", "y.gz"}},
 		{in: "a..b", bad: true},
 		{in: `"open`, bad: true},
 	}

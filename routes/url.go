@@ -70,11 +70,17 @@ var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
 // (?password=, &secret_access_key=, ?token=, ?credentials_json=).
 var secretParam = regexp.MustCompile(`(?i)([?&](?:[a-z_]*(?:password|passwd|secret|token|credentials)[a-z_]*)=)[^&\s#"']+`)
 
+// nestedUserinfo matches user:password@ after a "://" anywhere, also in
+// a URL carried unencoded in another's query
+// (iceberg://?warehouse=s3://key:secret@bucket/prefix).
+var nestedUserinfo = regexp.MustCompile(`(://[^/\s:@?&#"'<>]+:)[^@\s/?&#"'<>]+@`)
+
 // Redact replaces the password of every URL inside s, and the values of
 // credential query parameters, with xxxxx. Use it on any message that may
 // carry a URL.
 func Redact(s string) string {
 	s = secretParam.ReplaceAllString(s, "${1}xxxxx")
+	s = nestedUserinfo.ReplaceAllString(s, "${1}xxxxx@")
 	return urlInText.ReplaceAllStringFunc(s, func(m string) string {
 		u, err := url.Parse(m)
 		if err != nil {
@@ -148,8 +154,13 @@ type TableRef struct {
 }
 
 // ParseTableRef parses "schema.table" or "table". Double quotes keep dots:
-// "my.schema"."my.table".
+// "my.schema"."my.table". A file path — with a slash, or ending in a data
+// file extension like orders.csv.gz or orders.parquet — is kept whole as
+// the name, for object-store and file sources.
 func ParseTableRef(s string) (TableRef, error) {
+	if isFilePath(s) {
+		return TableRef{Name: s}, nil
+	}
 	parts, err := splitIdent(s)
 	if err != nil {
 		return TableRef{}, err
@@ -161,6 +172,25 @@ func ParseTableRef(s string) (TableRef, error) {
 		return TableRef{Schema: parts[0], Name: parts[1]}, nil
 	}
 	return TableRef{}, BadInput("table %q: want schema.table or table", s)
+}
+
+// fileExts are the endings that make a table name a file path.
+var fileExts = []string{".parquet", ".csv", ".gz", ".zst", ".json", ".jsonl", ".ndjson", ".arrow", ".avro", ".orc"}
+
+func isFilePath(s string) bool {
+	if s == "" || strings.Contains(s, `"`) {
+		return false
+	}
+	if strings.Contains(s, "/") {
+		return true
+	}
+	lower := strings.ToLower(s)
+	for _, ext := range fileExts {
+		if strings.HasSuffix(lower, ext) && len(s) > len(ext) {
+			return true
+		}
+	}
+	return false
 }
 
 func splitIdent(s string) ([]string, error) {

@@ -42,6 +42,9 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 func (st *stage) commit(ctx context.Context, tbl *table.Table, state routes.State) error {
 	summary, props := stateProps(state)
 	tx := tbl.NewTransaction()
+	if err := st.evolve(tx, tbl); err != nil {
+		return err
+	}
 	var err error
 	switch st.opts.Mode {
 	case routes.ModeReplace:
@@ -61,6 +64,19 @@ func (st *stage) commit(ctx context.Context, tbl *table.Table, state routes.Stat
 	}
 	_, err = tx.Commit(ctx)
 	return err
+}
+
+// evolve adds the columns the source gained, numbered as the data files
+// were written; a schema changed by someone else meanwhile fails the run
+// (its files carry field ids of the old numbering).
+func (st *stage) evolve(tx *table.Transaction, tbl *table.Table) error {
+	if len(st.newColumns) == 0 {
+		return nil
+	}
+	if id := tbl.Schema().ID; id != st.baseSchemaID {
+		return fmt.Errorf("the table's schema changed during the run (schema %d, the run started on %d); run again", id, st.baseSchemaID)
+	}
+	return addColumns(tx, st.newColumns)
 }
 
 // replace retires every file of the current snapshot and adds the run's.
@@ -116,7 +132,9 @@ func (st *stage) Abort(ctx context.Context) error {
 	}
 	st.done = true
 	var errs []error
-	if st.tbl != nil && !st.committed(ctx) {
+	// Without the lease (lost the race for it) the run wrote nothing, and a
+	// table it created is the winner's now.
+	if st.tbl != nil && st.lease != nil && !st.committed(ctx) {
 		errs = append(errs, st.removeFiles(ctx), st.dropCreated(ctx))
 	}
 	if st.lease != nil {

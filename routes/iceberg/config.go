@@ -117,7 +117,8 @@ func isS3(location string) bool {
 
 // safeURL prints an Iceberg URL without the secrets nested in it: the
 // password of the catalog database (uri=), the secret of an s3://
-// warehouse (warehouse=) and an s3.secret-access-key= parameter.
+// warehouse (warehouse=), and the s3.secret-access-key=, s3.session-token=,
+// credential= and token= parameters.
 func safeURL(u *routes.URL) string {
 	raw := u.URL()
 	q := raw.Query()
@@ -126,8 +127,10 @@ func safeURL(u *routes.URL) string {
 			q.Set(k, inner.Redacted())
 		}
 	}
-	if q.Has(icebergio.S3SecretAccessKey) {
-		q.Set(icebergio.S3SecretAccessKey, "xxxxx")
+	for _, k := range []string{icebergio.S3SecretAccessKey, icebergio.S3SessionToken, "credential", "token"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+		}
 	}
 	raw.RawQuery = q.Encode()
 	return routes.Redact(raw.Redacted())

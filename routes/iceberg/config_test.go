@@ -22,7 +22,7 @@ func TestParseConfig(t *testing.T) {
 		{"sqlite", "iceberg://?catalog=sql&uri=sqlite:///data/c.db&warehouse=file:///data/lake", "sql", "sqlite", "/data/c.db", "file:///data/lake", 0},
 		{"relative", "iceberg://?uri=sqlite://./lake/c.db", "sql", "sqlite", cwd + "/lake/c.db", "file://" + cwd + "/lake", 0},
 		{"postgres", "iceberg://?catalog=sql&uri=" + url.QueryEscape(pg) + "&warehouse=/w&snapshot=42", "sql", "postgres", pg, "file:///w", 42},
-		{"rest", "iceberg+rest://cat:8181/api?warehouse=wh&tls=true", "rest", "", "https://cat:8181/api", "wh", 0},
+		{"rest", "iceberg+rest://cat:8181/api?warehouse=wh&tls=true&credential=id:s3cret", "rest", "", "https://cat:8181/api", "wh", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

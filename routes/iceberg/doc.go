@@ -1,7 +1,7 @@
 // Package iceberg is weir's Apache Iceberg route (iceberg-go), as a source
 // and a destination: iceberg:// for a SQL catalog on SQLite (embedded, the
 // default) or PostgreSQL, iceberg+rest:// for a REST catalog; warehouses on
-// file:// (and any FileIO iceberg-go registers).
+// file:// and s3:// (iceberg-go's S3 FileIO).
 //
 // Writing: each pipe's batches are converted to the table's schema and
 // written as Parquet data files as they come (bounded memory); Commit adds

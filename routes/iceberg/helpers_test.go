@@ -2,6 +2,7 @@ package iceberg_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -97,11 +98,17 @@ var catalogs = []struct {
 	{"postgres-s3", func(t *testing.T) *icebergtest.Fixture {
 		return icebergtest.NewOnPostgres(t, routestest.ServerURL(t, postgrestest.Env), icebergtest.S3Warehouse())
 	}},
+	{"rest-file", func(t *testing.T) *icebergtest.Fixture { return icebergtest.NewREST(t) }},
+	{"rest-s3", func(t *testing.T) *icebergtest.Fixture { return icebergtest.NewREST(t, icebergtest.S3Warehouse()) }},
 }
 
-// forEachCatalog runs test once per catalog, each on a fresh fixture.
-func forEachCatalog(t *testing.T, test func(t *testing.T, f *icebergtest.Fixture)) {
+// forEachCatalog runs test once per catalog (or per catalog named in
+// only, to keep the slow tests' time down), each on a fresh fixture.
+func forEachCatalog(t *testing.T, test func(t *testing.T, f *icebergtest.Fixture), only ...string) {
 	for _, c := range catalogs {
+		if len(only) > 0 && !slices.Contains(only, c.name) {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) { test(t, c.open(t)) })
 	}
 }

@@ -34,10 +34,10 @@ func noWindow(context.Context, *routes.TableInfo, routes.TableRef) (routes.Windo
 }
 
 func TestDestination_ModesHistoryAndState(t *testing.T) {
-	forEachCatalog(t, testDestination_ModesHistoryAndState)
+	forEachCatalog(t, testModesHistoryAndState)
 }
 
-func testDestination_ModesHistoryAndState(t *testing.T, f *icebergtest.Fixture) {
+func testModesHistoryAndState(t *testing.T, f *icebergtest.Fixture) {
 	ctx := testContext(t)
 	f.Create(t, ctx, "src", routestest.Rows(1, 100))
 	copyTables(t, ctx, f, "src", "dst", routes.ModeReplace)
@@ -113,10 +113,10 @@ func expectNoStaging(t *testing.T, ctx context.Context, f *icebergtest.Fixture, 
 }
 
 func TestSource_IncrementalBySnapshot(t *testing.T) {
-	forEachCatalog(t, testSource_IncrementalBySnapshot)
+	forEachCatalog(t, testIncrementalBySnapshot, "sqlite-file", "sqlite-s3", "rest-file")
 }
 
-func testSource_IncrementalBySnapshot(t *testing.T, f *icebergtest.Fixture) {
+func testIncrementalBySnapshot(t *testing.T, f *icebergtest.Fixture) {
 	ctx := testContext(t)
 	ep := f.Endpoint()
 	f.Create(t, ctx, "t", routestest.Rows(1, 10))
@@ -206,10 +206,10 @@ func TestSource_TimeTravel(t *testing.T) {
 }
 
 func TestDestination_CancelKeepsSnapshot(t *testing.T) {
-	forEachCatalog(t, testDestination_CancelKeepsSnapshot)
+	forEachCatalog(t, testCancelKeepsSnapshot, "sqlite-file", "sqlite-s3", "rest-file")
 }
 
-func testDestination_CancelKeepsSnapshot(t *testing.T, f *icebergtest.Fixture) {
+func testCancelKeepsSnapshot(t *testing.T, f *icebergtest.Fixture) {
 	ctx := testContext(t)
 	f.Create(t, ctx, "src", routestest.Rows(1, 400000))
 	f.Create(t, ctx, "dst", routestest.Rows(1, 10))
@@ -239,7 +239,10 @@ func testDestination_CancelKeepsSnapshot(t *testing.T, f *icebergtest.Fixture) {
 }
 
 func TestDestination_ConcurrentPrepareOneLocked(t *testing.T) {
-	f := icebergtest.New(t)
+	forEachCatalog(t, testConcurrentPrepareOneLocked)
+}
+
+func testConcurrentPrepareOneLocked(t *testing.T, f *icebergtest.Fixture) {
 	ctx := testContext(t)
 	f.Create(t, ctx, "src", routestest.Rows(1, 10))
 	info, err := f.Endpoint().Probe(ctx, f.TableRef("src"))

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -56,6 +57,10 @@ func (l *propertyLock) acquire(ctx context.Context, t routes.TableRef, runID str
 	}
 	pl := &propertyLease{l: l, table: t, runID: runID, since: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := pl.write(ctx, tbl); err != nil {
+		var locked *routes.LockedError
+		if lerr := pl.check(ctx); errors.Is(err, table.ErrCommitFailed) && errors.As(lerr, &locked) {
+			return nil, lerr // a rival's lease landed first
+		}
 		return nil, err
 	}
 	time.Sleep(leaseSettle)
@@ -95,7 +100,10 @@ func (p *propertyLease) check(ctx context.Context) error {
 		return err
 	}
 	v, held := readLease(tbl)
-	if !held || v.Run != p.runID {
+	if !held {
+		return fmt.Errorf("lease %s: %w", p.table, errLeaseLost)
+	}
+	if v.Run != p.runID {
 		return &routes.LockedError{Table: p.table.String(), RunID: v.Run, Since: time.UnixMilli(v.Since)}
 	}
 	return nil
@@ -127,6 +135,9 @@ func (p *propertyLease) release(ctx context.Context) error {
 		close(p.stop)
 		<-p.done
 		tbl, lerr := p.l.e.loadTable(ctx, p.table)
+		if errors.Is(lerr, routes.ErrNotFound) {
+			return // the run dropped the table it created: no lease left
+		}
 		if lerr != nil {
 			err = lerr
 			return

@@ -70,7 +70,12 @@ type stage struct {
 	tbl     *table.Table
 	created bool          // this run created the table
 	target  *arrow.Schema // the table's Arrow schema, with field ids
-	keyIDs  []int         // merge: the key's field ids
+	// newColumns are the source's columns the table gains at Commit, in
+	// the same transaction as the data; baseSchemaID is the schema they
+	// were numbered against.
+	newColumns   []newColumn
+	baseSchemaID int
+	keyIDs       []int // merge: the key's field ids
 
 	mu      sync.Mutex
 	files   []iceberg.DataFile // data files written
@@ -128,9 +133,26 @@ func (st *stage) ensureTable(ctx context.Context) error {
 	return nil
 }
 
-// bindSchema checks the source's columns against the table and resolves
-// the merge key.
+// bindSchema checks the source's columns against the table, stages the
+// columns the source gained (the data files are written with them; Commit
+// adds them in its own transaction) and resolves the merge key.
 func (st *stage) bindSchema() error {
+	cols, err := schemaChanges(st.dest, st.info, st.tbl.Schema())
+	if err != nil {
+		return err
+	}
+	st.baseSchemaID, st.newColumns = st.tbl.Schema().ID, cols
+	if len(cols) > 0 {
+		tx := st.tbl.NewTransaction()
+		if err := addColumns(tx, cols); err != nil {
+			return fmt.Errorf("evolve %s: %w", st.dest, err)
+		}
+		staged, err := tx.StagedTable()
+		if err != nil {
+			return fmt.Errorf("evolve %s: %w", st.dest, err)
+		}
+		st.tbl = staged.Table
+	}
 	target, err := table.SchemaToArrowSchema(st.tbl.Schema(), nil, true, false)
 	if err != nil {
 		return fmt.Errorf("arrow schema of %s: %w", st.dest, err)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"net/url"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,29 @@ func warehouse(t testing.TB, dir string, opts []Option) string {
 	endpoint, _ := objstoretest.S3Server(t)
 	return "warehouse=s3://weirkey:weirsecret@" + objstoretest.Bucket + "/" + routestest.Name("lake") +
 		"&endpoint=" + url.QueryEscape(endpoint) + "&region=us-east-1"
+}
+
+// NewREST serves a REST catalog in the test (StartRESTServer: a SQL
+// catalog on SQLite behind the REST endpoints) and opens it through
+// iceberg+rest://. The server holds the warehouse (file, or with
+// S3Warehouse gofakes3) and vends its FileIO properties with each table;
+// weir's URL names only the catalog's address.
+func NewREST(t testing.TB, opts ...Option) *Fixture {
+	t.Helper()
+	dir := t.TempDir()
+	q, err := url.ParseQuery(warehouse(t, dir, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := iceberg.Properties{"warehouse": q.Get("warehouse")}
+	if ep := q.Get("endpoint"); ep != "" {
+		w, _ := url.Parse(q.Get("warehouse"))
+		secret, _ := w.User.Password()
+		props = iceberg.Properties{"warehouse": "s3://" + w.Host + w.Path, "s3.endpoint": ep, "s3.region": q.Get("region"),
+			"s3.access-key-id": w.User.Username(), "s3.secret-access-key": secret}
+	}
+	srv := StartRESTServer(t, dir+"/rest-catalog.db", props)
+	return open(t, "iceberg+rest://"+strings.TrimPrefix(srv.URL, "http://")+"/", dir)
 }
 
 // New makes a SQLite catalog in a temp dir, with a file warehouse beside
