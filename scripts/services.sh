@@ -5,6 +5,10 @@
 #   PostgreSQL  127.0.0.1:5432  trust, wal_level=logical, replication slots, db "test"
 #   MariaDB     127.0.0.1:3306  root without password, ROW binlog, local_infile, db "test"
 #   ClickHouse  127.0.0.1:9000 (native) and :8123 (HTTP), Debian's 18.16, timezone UTC
+#   BigQuery    127.0.0.1:9050 (REST) and :9060 (gRPC): goccy/bigquery-emulator, project
+#               test-project, dataset weir_test; built once from the Go module proxy with
+#               WEIR_BUILD_BIGQUERY=1 (it compiles ZetaSQL with clang: 30-90 minutes on 2
+#               cores) and cached in /var/cache/weir/bq; started only when that binary exists
 #
 # Idempotent and safe to run many times (runs are serialised with a lock). When
 # everything is already up it only checks (one query per server: about a second,
@@ -410,6 +414,67 @@ setup_clickhouse() {
 	echo "clickhouse ok ($ver, native 127.0.0.1:9000, http 127.0.0.1:8123, timezone $tz)$action"
 }
 
+###############################################################################
+# BigQuery emulator (github.com/goccy/bigquery-emulator)
+###############################################################################
+BQ_VERSION=v0.6.6
+BQ_DIR=/var/cache/weir/bq # the binary is cached here: CI on this machine reuses it
+BQ_BIN=$BQ_DIR/bigquery-emulator
+BQ_PROJECT=test-project
+BQ_DATASET=weir_test
+BQ_PORT=9050
+BQ_GRPC_PORT=9060
+BQ_API=http://127.0.0.1:$BQ_PORT
+
+bq_ping() { curl -sf --max-time 5 "$BQ_API/bigquery/v2/projects/$BQ_PROJECT/datasets/$BQ_DATASET" >/dev/null; }
+
+# bq_build — compile the emulator from a small module (go install …@version
+# fails: the module proxy refuses the version list go install reads for
+# deprecation notices). Niced: it compiles ZetaSQL's C++ through cgo.
+bq_build() {
+	command -v go >/dev/null || die "go is needed to build the BigQuery emulator"
+	command -v clang++ >/dev/null || apt_install clang # Debian's g++ 12 fails on ZetaSQL (constexpr, C linkage)
+	local src=$BQ_DIR/src log=$BQ_DIR/build.log t0=$SECONDS
+	mkdir -p "$src"
+	note "building the BigQuery emulator $BQ_VERSION: it compiles ZetaSQL, 30-90 minutes on 2 cores (log: $log)"
+	# (&& chains: errexit does not apply inside a subshell followed by ||)
+	(
+		cd "$src" && export GOFLAGS=-mod=mod CGO_ENABLED=1 CC=clang CXX=clang++ &&
+			{ [ -f go.mod ] || go mod init bqbuild; } &&
+			go get "github.com/goccy/bigquery-emulator@$BQ_VERSION" &&
+			nice -n 19 go build -o "$BQ_BIN.new" github.com/goccy/bigquery-emulator/cmd/bigquery-emulator
+	) </dev/null >>"$log" 2>&1 9>&- || { tail -n 30 "$log" >&2; die "building the BigQuery emulator failed (log: $log)"; }
+	mv -f "$BQ_BIN.new" "$BQ_BIN"
+	BQ_ACTION=" (built in $((SECONDS - t0))s)"
+	echo "services.sh: bigquery-emulator $BQ_VERSION built in $((SECONDS - t0))s" >>"$log"
+}
+
+setup_bigquery() {
+	BQ_ACTION=""
+	if bq_ping; then
+		echo "bigquery ok (emulator $BQ_VERSION on 127.0.0.1:$BQ_PORT, project $BQ_PROJECT)"
+		return
+	fi
+	if [ ! -x "$BQ_BIN" ]; then
+		# The build outlasts a CI run: only on request (WEIR_BUILD_BIGQUERY=1).
+		if [ "${WEIR_BUILD_BIGQUERY:-0}" != 1 ]; then
+			note "bigquery: no emulator binary at $BQ_BIN; run with WEIR_BUILD_BIGQUERY=1 to build it (30-90 minutes)"
+			return
+		fi
+		bq_build
+	fi
+	# A plain command with setsid, like ClickHouse: it outlives this script
+	# and does not hold the lock.
+	setsid "$BQ_BIN" --project="$BQ_PROJECT" --dataset="$BQ_DATASET" --host=127.0.0.1 \
+		--port="$BQ_PORT" --grpc-port="$BQ_GRPC_PORT" </dev/null >>"$LOG_DIR/bigquery-emulator.log" 2>&1 9>&- &
+	wait_until "$WAIT_SECS" bq_ping || {
+		tail -n 20 "$LOG_DIR/bigquery-emulator.log" >&2 2>/dev/null || true
+		die "the BigQuery emulator did not answer $BQ_API within ${WAIT_SECS}s (log: $LOG_DIR/bigquery-emulator.log)"
+	}
+	echo "bigquery ok (emulator $BQ_VERSION on 127.0.0.1:$BQ_PORT, project $BQ_PROJECT)$BQ_ACTION (started)"
+}
+
 setup_postgres
 setup_mariadb
 setup_clickhouse
+setup_bigquery
