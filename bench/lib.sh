@@ -10,27 +10,41 @@ build_weir() {
 	go build -o "$BIN/weir" ./cmd/weir
 }
 
-# timed NAME CMD...: runs CMD under /usr/bin/time -v, sets SECS and RSS_MB
-# (peak RSS, which counts the pages of the executable it touched), and
-# ANON_MB: the peak of the process's own memory (RssAnon: heap, stacks,
-# buffers), sampled every 50 ms from /proc, which is what grows with data.
+# timed NAME CMD...: runs CMD under /usr/bin/time -v and sets SECS and,
+# for the process CMD starts (weir), three peaks sampled every 50 ms from
+# /proc/<pid>/status:
+#   ANON_MB  peak private memory (RssAnon: heap, stacks, buffers): what grows
+#            with the data if memory is not bounded; the targets judge this;
+#   RSS_MB   peak total RSS (VmHWM, the kernel's own high-water mark, read
+#            until the process exits): private memory plus the executable's
+#            file-backed pages (RssFile), shared page cache that is the same
+#            for any weir process whatever the data;
+#   FILE_MB  the peak of RssFile, to show that split.
 timed() {
 	local name=$1; shift
 	local log="$BIN/$name.time"
 	/usr/bin/time -v -o "$log" "$@" &
-	local tpid=$! peak=0 kb child
+	local tpid=$! anon=0 file=0 hwm=0 child a f h
 	while kill -0 "$tpid" 2>/dev/null; do
-		child=$(pgrep -P "$tpid" | head -1 || true)
-		if [ -n "$child" ]; then
-			kb=$(awk '/^RssAnon:/ {print $2}' "/proc/$child/status" 2>/dev/null || echo 0)
-			[ "${kb:-0}" -gt "$peak" ] && peak=$kb
+		child=${child:-$(pgrep -P "$tpid" | head -1 || true)}
+		if [ -n "$child" ] && read -r a f h < <(awk '/^RssAnon:/ {a=$2} /^RssFile:/ {f=$2} /^VmHWM:/ {h=$2} END {print a+0, f+0, h+0}' "/proc/$child/status" 2>/dev/null); then
+			[ "$a" -gt "$anon" ] && anon=$a
+			[ "$f" -gt "$file" ] && file=$f
+			[ "$h" -gt "$hwm" ] && hwm=$h
 		fi
 		sleep 0.05
 	done
 	wait "$tpid"
 	SECS=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$log")
-	RSS_MB=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2/1024}' "$log")
-	ANON_MB=$(awk -v k="$peak" 'BEGIN {printf "%.1f", k/1024}')
+	# time -v's maximum RSS is the same VmHWM, taken at exit: use the larger.
+	RSS_MB=$(awk -F': ' -v k="$hwm" '/Maximum resident set size/ {m=($2>k)?$2:k; printf "%.1f", m/1024}' "$log")
+	ANON_MB=$(awk -v k="$anon" 'BEGIN {printf "%.1f", k/1024}')
+	FILE_MB=$(awk -v k="$file" 'BEGIN {printf "%.1f", k/1024}')
+}
+
+# mem_note: the memory part of a result line.
+mem_note() {
+	printf 'weir private %5.1f MiB (peak RSS %6.1f MiB, of it executable pages %5.1f MiB)' "$ANON_MB" "$RSS_MB" "$FILE_MB"
 }
 
 psql_q() { psql "$PGURL" -v ON_ERROR_STOP=1 -qAtX "$@"; }
@@ -49,4 +63,11 @@ make_pg_source() { # bigint PK and 8 mixed columns, ~150 bytes a row; reused whe
 	  FROM generate_series(1, $n) g" \
 	  -c "ALTER TABLE ${t}_tmp SET LOGGED" -c "ALTER TABLE ${t}_tmp ADD PRIMARY KEY (id)" \
 	  -c "ALTER TABLE ${t}_tmp RENAME TO src_$n" -c "VACUUM ANALYZE $t"
+}
+
+# print_load: a comment line with the time, the load average and the commit,
+# printed before and after each size (the machine may be shared).
+print_load() {
+	printf '# %s  load average %s  commit %s%s\n' "$(date -u +%H:%M:%S)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+		"$(git rev-parse --short HEAD)" "$(git diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' (modified)')"
 }

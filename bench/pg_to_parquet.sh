@@ -29,13 +29,14 @@ bench_size() {
 	local floor=$SECS floor_mb; floor_mb=$(du -m "$LAKE/floor.bin" | cut -f1)
 	rm -f "$LAKE/floor.bin"
 	timed weir_$n "$BIN/weir" transfer "$PGURL" "file://$LAKE" --table "$src" --dest-table bench_parquet --json >"$BIN/weir_parquet_$n.json"
-	local weir=$SECS rss=$RSS_MB anon=$ANON_MB
+	local weir=$SECS mem; mem=$(mem_note)
 	local got; got=$(manifest_rows "$LAKE/bench_parquet")
 	[ "$got" = "$n" ] || { echo "the lake's manifest lists $got rows, want $n" >&2; exit 1; }
 	local pq_mb; pq_mb=$(du -sm "$LAKE/bench_parquet" | cut -f1)
-	printf '%-10s floor %7.1fs %6s MB  weir %7.1fs %6s MB parquet  ratio %.2f  weir peak RSS %6.1f MiB (own memory %5.1f MiB)\n' \
-		"$n" "$floor" "$floor_mb" "$weir" "$pq_mb" "$(echo "$floor / $weir" | bc -l)" "$rss" "$anon"
+	printf '%-10s floor %7.1fs %6s MB  weir %7.1fs %6s MB parquet  ratio %.2f  %s\n' \
+		"$n" "$floor" "$floor_mb" "$weir" "$pq_mb" "$(echo "$floor / $weir" | bc -l)" "$mem"
 	rm -rf "$LAKE"
 }
 
-for n in ${SIZES[@]}; do bench_size "$n"; done
+for n in ${SIZES[@]}; do print_load; bench_size "$n"; done
+print_load

@@ -22,11 +22,12 @@ bench_size() {
 	local pipe=$SECS
 	psql_q -c "DROP TABLE weir_bench.pipe_dst" -c "CHECKPOINT"
 	timed weir_$n "$BIN/weir" transfer "$PGURL" "$PGURL" --table "$src" --dest-table weir_bench.weir_dst --json >"$BIN/weir_$n.json"
-	local weir=$SECS rss=$RSS_MB anon=$ANON_MB
+	local weir=$SECS mem; mem=$(mem_note)
 	local got; got=$(psql_q -c "SELECT count(*) FROM weir_bench.weir_dst")
 	[ "$got" = "$n" ] || { echo "weir_dst has $got rows, want $n" >&2; exit 1; }
-	printf '%-10s %8s MB  pipe %7.1fs  weir %7.1fs  ratio %.2f  weir peak RSS %6.1f MiB (own memory %5.1f MiB)\n' \
-		"$n" "$mb" "$pipe" "$weir" "$(echo "$pipe / $weir" | bc -l)" "$rss" "$anon"
+	printf '%-10s %8s MB  pipe %7.1fs  weir %7.1fs  ratio %.2f  %s\n' \
+		"$n" "$mb" "$pipe" "$weir" "$(echo "$pipe / $weir" | bc -l)" "$mem"
 }
 
-for n in ${SIZES[@]}; do bench_size "$n"; done
+for n in ${SIZES[@]}; do print_load; bench_size "$n"; done
+print_load

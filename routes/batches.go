@@ -8,13 +8,22 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
+// BatchHeadroom: a decoder presizes its builders for the next batch at the
+// last batch's rows and bytes plus 1/BatchHeadroom, since a builder that
+// outgrows its reservation by one value doubles (a copy, and up to twice
+// the memory).
+const BatchHeadroom = 8
+
 // Produce decodes a source's wire format and hands each record batch to
 // emit, which takes ownership (and releases it itself if ctx ends first).
 type Produce func(ctx context.Context, emit func(arrow.RecordBatch) error) error
 
 // Batches is the Arrow side of a Stream: a producer goroutine, started by
-// the first Next, decodes one batch ahead of the consumer. Adapters embed
-// *Batches in their stream type and give it their decode loop.
+// the first Next, decodes the next batch while the consumer encodes the
+// current one. The hand-off is unbuffered, so a pipe holds at most two
+// batches: the consumer's (released by its next Next, before the hand-off)
+// and the one being built or waiting to be taken. Adapters embed *Batches
+// in their stream type and give it their decode loop.
 type Batches struct {
 	ctx     context.Context // the Read call's: RecordReader's methods take none
 	schema  *arrow.Schema
@@ -113,7 +122,7 @@ func (b *Batches) releaseCur() {
 func (b *Batches) start() {
 	ctx, cancel := context.WithCancel(b.ctx)
 	b.cancel = cancel
-	b.ch = make(chan arrow.RecordBatch, 1)
+	b.ch = make(chan arrow.RecordBatch)
 	b.done = make(chan struct{})
 	go func() {
 		defer close(b.done)

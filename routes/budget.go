@@ -10,16 +10,26 @@ import (
 // DefaultChunkBytes is the target size of one record batch (one pipe's buffer).
 const DefaultChunkBytes = 4 << 20
 
+// ChunksPerPipe is how many chunks one pipe holds at its peak: the batch
+// the source is building (or handing over, unbuffered: routes.Batches), the
+// batch the destination is encoding, and the destination's encoded form of
+// it (a ClickHouse block, a Parquet column chunk's pages).
+const ChunksPerPipe = 3
+
 // Budget is how many pipes run and how much each buffers.
 type Budget struct {
 	Parallel   int
 	ChunkBytes int
 }
 
-// DefaultBudget fits the pipes to the CPUs and to a cgroup memory cap: each
-// pipe may hold about four chunks (the batch being built, the one in flight,
-// the encoder's and the driver's buffers), and weir keeps a quarter of the
-// cap for everything else.
+// PipeBytes is what all pipes hold together at their peak.
+func (b Budget) PipeBytes() int64 {
+	return int64(b.Parallel) * int64(b.ChunkBytes) * ChunksPerPipe
+}
+
+// DefaultBudget fits the pipes to the CPUs and to a cgroup memory cap: the
+// pipes' ChunksPerPipe chunks each must fit in three quarters of the cap,
+// the last quarter is left for everything else.
 func DefaultBudget() Budget {
 	return budgetFor(runtime.NumCPU(), cgroupMemoryLimit())
 }
@@ -30,7 +40,7 @@ func budgetFor(cpus int, memLimit int64) Budget {
 		return b
 	}
 	usable := memLimit * 3 / 4
-	for b.Parallel > 1 && int64(b.Parallel*4*b.ChunkBytes) > usable {
+	for b.Parallel > 1 && b.PipeBytes() > usable {
 		if b.ChunkBytes > 1<<20 {
 			b.ChunkBytes /= 2
 			continue

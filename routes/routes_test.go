@@ -82,8 +82,9 @@ func TestBudget(t *testing.T) {
 	}{
 		{"no cap", 16, 0, 8, DefaultChunkBytes},
 		{"one cpu", 1, 0, 2, DefaultChunkBytes},
-		{"64 MiB cap thins chunks first", 4, 64 << 20, 4, 2 << 20},
-		{"16 MiB cap", 4, 16 << 20, 3, 1 << 20},
+		{"64 MiB cap fits 4 pipes of 4 MiB", 4, 64 << 20, 4, 4 << 20},
+		{"32 MiB cap thins chunks first", 4, 32 << 20, 4, 2 << 20},
+		{"8 MiB cap thins chunks, then pipes", 4, 8 << 20, 2, 1 << 20},
 	}
 	for _, tc := range tests {
 		b := budgetFor(tc.cpus, tc.mem)

@@ -31,6 +31,7 @@ type Options struct {
 	Subseconds   string        // subseconds=error|truncate: sub-second timestamps into DateTime (old servers)
 	HTTPFormat   string        // http_format=RowBinary|Native: body format of HTTP inserts
 	Secure       bool          // secure=true: TLS on the native port
+	Compression  string        // compression=auto|lz4|none: native blocks; auto is none on a loopback host, lz4 elsewhere
 
 	maxDate, maxDateTime int64 // the server's date ranges, set from its version
 }
@@ -42,7 +43,7 @@ func (o Options) heartbeat() time.Duration { return max(o.Lease/6, 100*time.Mill
 // typo never passes silently.
 func parseOptions(q url.Values) (Options, error) {
 	o := Options{Engine: "", MaxBodyBytes: DefaultMaxBodyBytes, Lease: DefaultLease,
-		HTTPPort: DefaultHTTPPort, Subseconds: "error", HTTPFormat: "RowBinary"}
+		HTTPPort: DefaultHTTPPort, Subseconds: "error", HTTPFormat: "RowBinary", Compression: "auto"}
 	for k, vs := range q {
 		v := vs[len(vs)-1]
 		if err := o.set(k, v); err != nil {
@@ -73,8 +74,10 @@ func (o *Options) set(k, v string) error {
 		return oneOf(&o.Subseconds, v, "error", "truncate")
 	case "http_format":
 		return oneOf(&o.HTTPFormat, v, "RowBinary", "Native")
+	case "compression":
+		return oneOf(&o.Compression, v, "auto", "lz4", "none")
 	default:
-		return fmt.Errorf("unknown option (known: engine, order_by, on_cluster, max_body_bytes, lease, http_port, secure, subseconds, http_format)")
+		return fmt.Errorf("unknown option (known: engine, order_by, on_cluster, max_body_bytes, lease, http_port, secure, subseconds, http_format, compression)")
 	}
 	return err
 }

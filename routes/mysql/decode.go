@@ -28,6 +28,7 @@ type decoder struct {
 	scale []int32 // decimal scale per column
 	opts  options
 	bld   *array.RecordBuilder
+	bins  []*array.BinaryBuilder // string and binary builders, to presize
 	emit  func(arrow.RecordBatch) error
 	chunk int
 	size  int // bytes appended since the last batch
@@ -42,6 +43,12 @@ func newDecoder(table string, cols []routes.Column, schema *arrow.Schema, mem me
 		ct := parseColumnType(c.NativeType)
 		d.kinds[i], _ = columnKind(ct, o)
 		d.scale[i] = ct.scale
+		switch b := d.bld.Field(i).(type) {
+		case *array.StringBuilder:
+			d.bins = append(d.bins, b.BinaryBuilder)
+		case *array.BinaryBuilder:
+			d.bins = append(d.bins, b)
+		}
 	}
 	return d
 }
@@ -60,13 +67,29 @@ func (d *decoder) appendRow(vals []driver.Value) error {
 	return nil
 }
 
+// flush emits the builders' rows, then sizes the builders for a batch like
+// this one, so the next fills without growing (each growth copies and
+// leaves garbage). It reserves only after emit has handed the batch over,
+// so a pipe holds two batches' buffers, not three.
 func (d *decoder) flush() error {
 	if d.rows == 0 {
 		return nil
 	}
+	data := make([]int, len(d.bins))
+	for i, b := range d.bins {
+		data[i] = b.DataLen()
+	}
+	rows := d.rows
 	b := d.bld.NewRecordBatch()
 	d.size, d.rows = 0, 0
-	return d.emit(b)
+	if err := d.emit(b); err != nil {
+		return err
+	}
+	d.bld.Reserve(rows + rows/routes.BatchHeadroom)
+	for i, b := range d.bins {
+		b.ReserveData(data[i] + data[i]/routes.BatchHeadroom)
+	}
+	return nil
 }
 
 // Close emits the last batch.

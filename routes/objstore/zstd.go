@@ -39,8 +39,13 @@ func (c *leanZstd) Encode(dst, src []byte) []byte {
 	return c.EncodeLevel(dst, src, compress.DefaultCompressionLevel)
 }
 
+// defaultLevel is zstd level 1, Arrow C++'s (and so pyarrow's) default for
+// Parquet: on weir's rows it compresses about twice as fast as level 3
+// with files a few percent larger, and its match tables are smaller.
+const defaultLevel = zstd.SpeedFastest
+
 func (c *leanZstd) EncodeLevel(dst, src []byte, level int) []byte {
-	lvl := zstd.SpeedDefault
+	lvl := defaultLevel
 	if level != compress.DefaultCompressionLevel {
 		lvl = zstd.EncoderLevelFromZstd(level)
 	}

@@ -284,7 +284,9 @@ func (d *decoder) afterTuple(size int) error {
 }
 
 // flush emits the builders' rows, then sizes the builders for a batch like
-// this one so the next grows without copying.
+// this one so the next grows without copying. It reserves only once emit
+// has handed the batch over (and the consumer has let go of the one
+// before), so a pipe never holds three batches' worth of buffers.
 func (d *decoder) flush() error {
 	d.bytes.Store(d.read)
 	if d.batch == 0 {
@@ -298,11 +300,14 @@ func (d *decoder) flush() error {
 	n := d.batch
 	d.batch, d.pending = 0, 0
 	d.rows.Add(int64(n))
-	d.rb.Reserve(n)
-	for i, b := range d.binary[:min(len(d.binary), len(data))] {
-		b.ReserveData(data[i])
+	if err := d.emit(rec); err != nil {
+		return err
 	}
-	return d.emit(rec)
+	d.rb.Reserve(n + n/routes.BatchHeadroom)
+	for i, b := range d.binary[:min(len(d.binary), len(data))] {
+		b.ReserveData(data[i] + data[i]/routes.BatchHeadroom)
+	}
+	return nil
 }
 
 // Close emits the last partial batch and checks the stream was whole. It
