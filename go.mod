@@ -3,6 +3,7 @@ module github.com/weirhq/weir
 go 1.26.8
 
 require (
+	cloud.google.com/go/bigquery v1.86.3
 	cloud.google.com/go/pubsub/v2 v2.6.2
 	cloud.google.com/go/storage v1.71.0
 	github.com/ClickHouse/ch-go v0.76.0
@@ -38,7 +39,6 @@ require (
 	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth v0.24.4 // indirect
 	cloud.google.com/go/auth/oauth2adapt v0.3.1 // indirect
-	cloud.google.com/go/bigquery v1.86.3 // indirect
 	cloud.google.com/go/compute/metadata v0.10.0 // indirect
 	cloud.google.com/go/iam v1.15.1 // indirect
 	cloud.google.com/go/monitoring v1.30.0 // indirect
