@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -34,13 +35,19 @@ const (
 )
 
 type kafkaSource struct {
-	cl      *kgo.Client
-	topic   string
-	group   string
-	start   map[int32]int64 // the sink's cursor, applied on assignment
-	next    map[int32]int64 // the next offset to read, per partition
-	buf     []*kgo.Record
-	pending bool // records handed out since the last Commit: rebalances are held
+	cl    *kgo.Client
+	topic string
+	group string
+	start map[int32]int64 // the sink's cursor, applied on assignment
+	// seeked is closed once start is known. The group join begins when
+	// the client is made, before the runner has read the sink's cursor;
+	// an assignment that came first would otherwise start at the
+	// group's offsets and replay what the sink already holds.
+	seeked   chan struct{}
+	seekOnce sync.Once
+	next     map[int32]int64 // the next offset to read, per partition
+	buf      []*kgo.Record
+	pending  bool // records handed out since the last Commit: rebalances are held
 }
 
 func openKafka(ctx context.Context, u *url.URL, opts Options) (*kafkaSource, error) {
@@ -52,7 +59,7 @@ func openKafka(ctx context.Context, u *url.URL, opts Options) (*kafkaSource, err
 	if group == "" {
 		return nil, routes.BadInput("stream source %s: no consumer group: add ?group=NAME", routes.Redact(u.String()))
 	}
-	s := &kafkaSource{topic: topic, group: group, start: map[int32]int64{}, next: map[int32]int64{}}
+	s := &kafkaSource{topic: topic, group: group, start: map[int32]int64{}, next: map[int32]int64{}, seeked: make(chan struct{})}
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(strings.Split(u.Host, ",")...),
 		kgo.ConsumerGroup(group),
@@ -82,8 +89,13 @@ func cmpOr(a, b string) string {
 }
 
 // adjust starts each assigned partition at the sink's cursor when it
-// holds one for it.
-func (s *kafkaSource) adjust(_ context.Context, offs map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+// holds one for it, waiting for Seek to have been called.
+func (s *kafkaSource) adjust(ctx context.Context, offs map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	select {
+	case <-s.seeked:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	for p := range offs[s.topic] {
 		if at, ok := s.start[p]; ok {
 			offs[s.topic][p] = kgo.NewOffset().At(at)
@@ -100,10 +112,14 @@ func (s *kafkaSource) Seek(_ context.Context, cursor string) error {
 	for p, off := range m {
 		s.start[p], s.next[p] = off, off
 	}
+	s.seekDone()
 	return nil
 }
 
+func (s *kafkaSource) seekDone() { s.seekOnce.Do(func() { close(s.seeked) }) }
+
 func (s *kafkaSource) Next(ctx context.Context) (Event, error) {
+	s.seekDone() // no Seek: start from the group's offsets
 	for len(s.buf) == 0 {
 		// Records a poll returns are kept even when ctx ended meanwhile:
 		// the client's position is already past them.
@@ -181,6 +197,7 @@ func commitErr(resp *kmsg.OffsetCommitResponse) error {
 }
 
 func (s *kafkaSource) Close() error {
+	s.seekDone()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s.cl.AllowRebalance()

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weirhq/weir/routes/stream/streamtest"
 )
 
 func TestParse(t *testing.T) {
@@ -122,4 +124,32 @@ func TestSSE_ReconnectResume(t *testing.T) {
 		t.Errorf("Last-Event-ID per connection %q, want \"\" then \"2\"", lastIDs)
 	}
 	mu.Unlock()
+}
+
+// TestKafka_SeekAfterJoin: the group join starts when the source opens,
+// before the runner reads the sink's cursor; a Seek that comes after the
+// join still decides where each partition starts (it once came too late
+// and a resumed run replayed what the sink already held).
+func TestKafka_SeekAfterJoin(t *testing.T) {
+	p := streamtest.NewKafka(t)
+	p.Publish(t, 20) // keys alternate: 10 records in each partition
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	src, err := Open(ctx, p.URL(""), Options{Group: "seek-after-join"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	time.Sleep(3 * time.Second) // long enough for kfake to assign both partitions
+	if err := src.Seek(ctx, "0=7&1=9"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		if _, err := src.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := src.Cursor(); got != "0=10&1=10" {
+		t.Errorf("after 4 events from 0=7&1=9: cursor %q, want 0=10&1=10 (a partition started before the cursor)", got)
+	}
 }
