@@ -23,7 +23,9 @@ var commands []func() *cobra.Command
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopProfile := startCPUProfile()
 	err := newRoot().ExecuteContext(ctx)
+	stopProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "weir:", redactErr(err))
 	}
