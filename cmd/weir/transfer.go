@@ -29,7 +29,13 @@ func newTransferCmd() *cobra.Command {
 			opts.PrimaryKey = splitList(key)
 			opts.Mode = routes.Mode(mode)
 			opts.Progress = &routes.Progress{}
-			limitMemory(opts.Parallel, opts.ChunkBytes)
+			if opts.Mode != routes.ModeLogBased {
+				// A log_based run holds its folded window (one entry per
+				// changed key), which the pipes' budget knows nothing of: a
+				// limit below it made the collector run back to back (half
+				// the CPU of a 200K-change run). It keeps Go's defaults.
+				limitMemory(opts.Parallel, opts.ChunkBytes)
+			}
 			stop := startProgress(opts.Progress)
 			rep, err := weir.Transfer(cmd.Context(), args[0], args[1], opts)
 			stop()
