@@ -41,8 +41,8 @@ run_weir() {
 
 report() { # report SOURCE WIDTH
 	local changes; changes=$(grep -o '"changes": [0-9]*' "$BIN/$1_$2.json" | grep -o '[0-9]*$')
-	printf '%-9s %2d cols  %8d changes  %6.1fs  %8.0f changes/s  peak RSS %6.1f MiB (own memory %6.1f MiB)\n' \
-		"$1" "$2" "$changes" "$SECS" "$(echo "$changes / $SECS" | bc -l)" "$RSS_MB" "$ANON_MB"
+	printf '%-9s %2d cols  %8d changes  %6.1fs  %8.0f changes/s  CPU %6.1fs  %8.0f changes/CPU-s  peak RSS %6.1f MiB (own memory %6.1f MiB)\n' \
+		"$1" "$2" "$changes" "$SECS" "$(echo "$changes / $SECS" | bc -l)" "$CPU_S" "$(echo "$changes / $CPU_S" | bc -l)" "$RSS_MB" "$ANON_MB"
 }
 
 pg_case() {
@@ -70,6 +70,12 @@ check_pg() {
 
 drop_pg_slot() {
 	local name
+	# The server ends a walsender a moment after weir exits; a slot still
+	# active cannot be dropped yet.
+	for _ in $(seq 50); do
+		[ "$(psql_q -c "SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name IN (SELECT pubname FROM pg_publication_tables WHERE schemaname = '$DB')")" = 0 ] && break
+		sleep 0.2
+	done
 	for name in $(psql_q -c "SELECT DISTINCT pubname FROM pg_publication_tables WHERE schemaname = '$DB'"); do
 		psql_q -c "SELECT pg_drop_replication_slot('$name')" -c "DROP PUBLICATION $name" >/dev/null
 	done

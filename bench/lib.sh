@@ -20,6 +20,8 @@ build_weir() {
 #            file-backed pages (RssFile), shared page cache that is the same
 #            for any weir process whatever the data;
 #   FILE_MB  the peak of RssFile, to show that split.
+# and CPU_S, the process's user + system CPU seconds: on a shared machine
+# the wall time measures the wait for a core as much as the work.
 timed() {
 	local name=$1; shift
 	local log="$BIN/$name.time"
@@ -38,6 +40,7 @@ timed() {
 	SECS=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$log")
 	# time -v's maximum RSS is the same VmHWM, taken at exit: use the larger.
 	RSS_MB=$(awk -F': ' -v k="$hwm" '/Maximum resident set size/ {m=($2>k)?$2:k; printf "%.1f", m/1024}' "$log")
+	CPU_S=$(awk -F': ' '/User time|System time/ {s+=$2} END {printf "%.2f", s}' "$log")
 	ANON_MB=$(awk -v k="$anon" 'BEGIN {printf "%.1f", k/1024}')
 	FILE_MB=$(awk -v k="$file" 'BEGIN {printf "%.1f", k/1024}')
 }
