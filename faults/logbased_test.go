@@ -169,7 +169,7 @@ func (e *cdcEnv) killCase(t *testing.T, i int, ph cdcPhase) {
 		// table, before the bootstrap's commit.
 		checkpoint = "before-commit"
 	}
-	p := startPaused(e.ctx, t, checkpoint, e.args...)
+	p := e.startPaused(t, checkpoint)
 	if ph.name == "commit" && e.slot != "" {
 		// The paused run streams from the slot: a second run is refused
 		// as locked (exit 75), not failed, so schedulers retry it.
@@ -220,6 +220,23 @@ func (e *cdcEnv) killCase(t *testing.T, i int, ph cdcPhase) {
 	}
 	if left := e.staging(t); left != "0" {
 		t.Fatalf("%s staging tables left after the run", left)
+	}
+}
+
+// startPaused starts the run to be killed, retried while it exits 75: the
+// server process of the previous run's replication connection may hold the
+// slot for a moment after that run ended.
+func (e *cdcEnv) startPaused(t *testing.T, phase string) *paused {
+	t.Helper()
+	for {
+		p, ok := tryPaused(e.ctx, t, phase, e.args...)
+		if ok {
+			return p
+		}
+		if code := p.wait(); code != 75 || e.ctx.Err() != nil {
+			t.Fatalf("weir ended without pausing at %s: exit %d, stderr:\n%s", phase, code, p.stderr)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 
