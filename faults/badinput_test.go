@@ -66,6 +66,9 @@ func TestFault_BadInput(t *testing.T) {
 		{"bad destination option", []string{"transfer", pg, "file://" + dir + "/out?lease=soon", "--table", src.Ref(tbl)}, "lease", ""},
 		{"no table", []string{"transfer", pg, dst.URL()}, "no table to transfer", ""},
 		{"dagfile with bad YAML", []string{"once", "-f", badYAML, "--task", "a"}, "weir.yaml", ""},
+		// log_based probes through its own capture (cdc/pgwal) first.
+		{"log_based unknown table", transfer(pg, src.Ref("nope"), "t7", "--mode", "log_based"), "no such table", "t7"},
+		{"log_based without a primary key", transfer(pg, src.Ref(tbl+"_nokey"), "t8", "--mode", "log_based"), "no primary key", "t8"},
 	}
 	for _, tc := range tests {
 		runCase(t, tc.name, func(t *testing.T) {

@@ -31,11 +31,11 @@ var destinations = []destination{
 	{"postgres", func(t *testing.T) (routestest.Fixture, string) {
 		f := newPG(t)
 		return f, f.URL()
-	}, []string{"replace", "append", "merge"}},
+	}, []string{"replace", "append", "merge", "log_based"}},
 	{"mysql", func(t *testing.T) (routestest.Fixture, string) {
 		f := mysqltest.New(t)
 		return f, f.URL()
-	}, []string{"replace", "append", "merge"}},
+	}, []string{"replace", "append", "merge", "log_based"}},
 	{"clickhouse", func(t *testing.T) (routestest.Fixture, string) {
 		f := clickhousetest.New(t)
 		return f, f.URLWith(lease)

@@ -36,6 +36,10 @@ func TestFault_Kill(t *testing.T) {
 			dst, dstURL := d.open(t)
 			for _, mode := range d.modes {
 				t.Run(mode, func(t *testing.T) {
+					if mode == "log_based" {
+						killLogBased(t, d.name) // its sources are PostgreSQL and MySQL (logbased_test.go)
+						return
+					}
 					killMatrix(t, src, dst, dstURL, d.name, mode)
 				})
 			}

@@ -248,6 +248,7 @@ func (r *run) incremental(ctx context.Context, from Position) (Result, error) {
 	if err := r.applier.ApplyWindow(ctx, w, r.states(to.String(), int64(w.Changes))); err != nil {
 		return res, err
 	}
+	routes.Checkpoint("after-commit") // kill tests: committed, the report not printed yet
 	res.To = to.String()
 	res.Count(w)
 	return res, nil

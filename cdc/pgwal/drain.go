@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // idleWait bounds one wait for a message; on expiry the drain asks the
@@ -57,9 +58,14 @@ func (r *run) openStream(ctx context.Context, start pglogrepl.LSN) (*stream, err
 	return s, nil
 }
 
-// startErr turns "slot does not exist" into a *SlotLostError.
+// startErr turns "slot does not exist" into a *SlotLostError, and "slot is
+// active" into a lock (exit 75: another run streams from it, or a killed
+// run's server process has not ended yet).
 func (r *run) startErr(start pglogrepl.LSN, err error) error {
 	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "55006" {
+		return fmt.Errorf("start replication: %w (%s)", &routes.LockedError{Table: "replication slot " + r.name}, pgErr.Message)
+	}
 	if errors.As(err, &pgErr) && (pgErr.Code == "42704" || pgErr.Code == "55000") {
 		return fmt.Errorf("start replication: %w: %s", &SlotLostError{Slot: r.name, Position: start.String(), Reason: "cannot be used"}, pgErr.Message)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pglogrepl"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // incremental drains the slot from pos to the end of the WAL as of now,
@@ -31,6 +32,7 @@ func (r *run) incremental(ctx context.Context, pos string) (Result, error) {
 	if err := r.applier.ApplyWindow(ctx, w, r.states(end.String(), int64(w.Changes))); err != nil {
 		return res, err
 	}
+	routes.Checkpoint("after-commit") // kill tests: committed, the slot not confirmed yet
 	res.To = end.String()
 	res.Count(w)
 	return res, s.confirm(ctx, end)

@@ -91,13 +91,17 @@ func open(ctx context.Context, cfg Config) (r *run, err error) {
 
 func (r *run) probe(ctx context.Context) error {
 	for _, p := range r.cfg.Tables {
+		// The route's probe first: it turns a missing table into bad input
+		// (exit 2), where the catalog query below would only fail.
+		info, err := r.source.Probe(ctx, p.Source)
+		if err != nil {
+			return err
+		}
 		t, err := probe(ctx, r.src, p)
 		if err != nil {
 			return err
 		}
-		if t.Info, err = r.source.Probe(ctx, p.Source); err != nil {
-			return err
-		}
+		t.Info = info
 		r.tables = append(r.tables, t)
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // slotState is what pg_replication_slots says about the pair's slot.
@@ -93,6 +95,10 @@ func dropSlot(ctx context.Context, src *pgx.Conn, name string) error {
 		_, err := src.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, name)
 		var pgErr *pgconn.PgError
 		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55006" || time.Now().After(deadline) {
+			if pgErr != nil && pgErr.Code == "55006" {
+				// Still active: a live run holds it (exit 75, retry later).
+				return fmt.Errorf("drop replication slot: %w (%s)", &routes.LockedError{Table: "replication slot " + name}, pgErr.Message)
+			}
 			if err != nil {
 				return fmt.Errorf("drop replication slot %s: %w", name, err)
 			}
