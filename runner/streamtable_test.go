@@ -13,6 +13,8 @@ import (
 
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
+	_ "github.com/weirhq/weir/routes/mysql"
+	"github.com/weirhq/weir/routes/mysql/mysqltest"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 )
 
@@ -206,6 +208,7 @@ func TestStream_TableBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = r.Once(testContext(t), "tb_append")
+		t.Logf("%s: %v", tc.to, err)
 		r.Close()
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "cursor:") {
 			t.Errorf("%s: %v, want an error with %q and what to do", tc.to, err, tc.want)
@@ -260,4 +263,81 @@ func columnsByID(t *testing.T, url, schema, table string, cols ...string) map[st
 		t.Fatalf("%s.%s is empty", schema, table)
 	}
 	return out
+}
+
+// mysqlTableYAML reads two MariaDB tables into Postgres: one paging on an
+// unsigned key above 2^63, one on a DATETIME(6) column with ties and no
+// primary key (each chunk takes every tie of its last value).
+const mysqlTableYAML = `version: 1
+connections:
+  my: MYURL
+  pg: ${WEIR_TEST_PG}
+tasks:
+  my_ids:
+    stream: {source: my, table: DB.ids, cursor: id, chunk_size: 4, sink: pg:S.my_ids}
+  my_ties:
+    stream: {source: my, table: DB.ties, cursor: created, chunk_size: 3, sink: pg:S.my_ties, materialization: merge, key: [seq]}
+`
+
+// TestStream_TableMySQL: a MariaDB table source backfills in chunks into
+// Postgres, resumes after a kill past a sink commit, picks up new rows,
+// and keeps unsigned keys and microsecond times exact.
+func TestStream_TableMySQL(t *testing.T) {
+	my := mysqltest.New(t)
+	pg := postgrestest.New(t)
+	ctx := testContext(t)
+	my.Exec(t, ctx, "CREATE TABLE ids (id BIGINT UNSIGNED PRIMARY KEY, v VARCHAR(20))",
+		"CREATE TABLE ties (seq BIGINT, created DATETIME(6), v VARCHAR(20))")
+	insert := func(first, n int) {
+		var ids, ties []string
+		for i := first; i < first+n; i++ {
+			ids = append(ids, fmt.Sprintf("(%d, 'v%d')", uint64(18446744073709551615)-uint64(100-i), i))
+			ties = append(ties, fmt.Sprintf("(%d, TIMESTAMP'2024-03-01 00:00:00.000001' + INTERVAL %d MICROSECOND, 't%d')", i, i/4, i))
+		}
+		my.Exec(t, ctx, "INSERT INTO ids VALUES "+strings.Join(ids, ", "), "INSERT INTO ties VALUES "+strings.Join(ties, ", "))
+	}
+	insert(1, 30)
+	d := &streamDAG{dir: t.TempDir(), schema: pg.Schema, sinkURL: os.Getenv(postgrestest.Env)}
+	d.path = filepath.Join(d.dir, "weir.yaml")
+	writeFile(t, d.path, strings.NewReplacer("MYURL", my.URL(), "DB.", my.Database+".", "S.", pg.Schema+".").Replace(mysqlTableYAML))
+	for _, task := range []string{"my_ids", "my_ties"} {
+		runKilled(t, d.path, task, sourceCommitPhase)
+		runKilled(t, d.path, task, "before-commit")
+	}
+	insert(31, 10)
+	r, err := Load(d.path, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, task := range []string{"my_ids", "my_ties"} {
+		rep := once(t, r, task)
+		t.Logf("%s: %d rows in, cursor %q → %q", task, rep.RowsIn, rep.Offsets[streamMark].From, rep.Offsets[streamMark].To)
+	}
+	var wantIDs, wantSeqs []string
+	for i := 1; i <= 40; i++ {
+		wantIDs = append(wantIDs, fmt.Sprint(uint64(18446744073709551615)-uint64(100-i)))
+		wantSeqs = append(wantSeqs, fmt.Sprintf("%02d", i))
+	}
+	if got := sortedIDs(d.rows(t, "my_ids", "id")); !slices.Equal(got, wantIDs) {
+		t.Errorf("ids %v, want %v once each", got, wantIDs)
+	}
+	seqs := d.rows(t, "my_ties", "seq")
+	for i, s := range seqs {
+		if len(s) == 1 {
+			seqs[i] = "0" + s
+		}
+	}
+	if got := sortedIDs(seqs); !slices.Equal(got, wantSeqs) {
+		t.Errorf("ties: seqs %v, want 1..40 once each", got)
+	}
+	created := columnsByID(t, d.sinkURL, d.schema, "my_ids", "v")
+	if created[wantIDs[39]] != "v40" {
+		t.Errorf("the row with id 2^64-61 holds %q, want v40", created[wantIDs[39]])
+	}
+	times := d.rows(t, "my_ties", "created")
+	slices.Sort(times)
+	if len(times) != 40 || !strings.Contains(times[39], "00:00:00.000011") {
+		t.Errorf("created %v, want microseconds kept (the last is 00:00:00.000011)", times)
+	}
 }
