@@ -152,7 +152,7 @@ func (t *Table) Info() *routes.TableInfo { return t.info }
 func (t *Table) Seek(_ context.Context, cursor string) error {
 	after, err := decodeKey(cursor, len(t.key))
 	if err != nil {
-		return routes.BadInput("table source %s: the saved cursor %q does not fit the key (%s): %v; if cursor: or the table's primary key changed, reset the task (weir reset)",
+		return routes.BadInput("table source %s: the saved cursor %q does not fit the key (%s): %v; cursor: or the table's primary key changed since it was saved: write to a new sink table",
 			t.info.Ref, cursor, strings.Join(t.key, ", "), err)
 	}
 	t.after = after
