@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -339,5 +341,37 @@ func TestStream_TableMySQL(t *testing.T) {
 	slices.Sort(times)
 	if len(times) != 40 || !strings.Contains(times[39], "00:00:00.000011") {
 		t.Errorf("created %v, want microseconds kept (the last is 00:00:00.000011)", times)
+	}
+}
+
+// TestStream_TableSIGTERM: a continuous table task in a child process
+// exits 0 on SIGTERM, with every row it read committed once.
+func TestStream_TableSIGTERM(t *testing.T) {
+	d, fx := newTableDAG(t, "postgres")
+	insertRows(t, fx, 1, 40)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperDagfile+"="+d.path, helperTask+"=tb_cont", helperSIGTERM+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitFor(t, time.Minute, func() bool { return tableHas(t, d, "tb_cont", 40) })
+	insertRows(t, fx, 41, 5)
+	waitFor(t, time.Minute, func() bool { return tableHas(t, d, "tb_cont", 45) })
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("after SIGTERM: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still running 30 s after SIGTERM\n%s", stderr.String())
+	}
+	if got := sortedIDs(d.rows(t, "tb_cont", "id")); !slices.Equal(got, tableIDs(1, 45, false)) {
+		t.Errorf("ids %v, want 1..45 once", got)
 	}
 }
