@@ -144,7 +144,7 @@ var malformed = []struct {
 		"testdata/weir.yaml:11:53: tasks.c.stream.chunk_size: chunk_size is used only by a table source (with table:); an event source commits batch_size events",
 		"testdata/weir.yaml:13:22: tasks.d.stream.source: stream source scheme \"mysql\" is not a stream; allowed: sse, ws, wss, kafka, sqs, pubsub (to read a SQL table in chunks, add table: and cursor:)",
 		"testdata/weir.yaml:13:45: tasks.d.stream.table: expected a string, got \"\"",
-		"testdata/weir.yaml:15:22: tasks.e.stream.source: a table source reads postgres or mysql, not \"sse\"; allowed: postgres, postgresql, mysql, mariadb",
+		"testdata/weir.yaml:15:22: tasks.e.stream.source: a table source reads postgres, mysql or clickhouse, not \"sse\"; allowed: postgres, postgresql, mysql, mariadb, clickhouse, clickhouse+http, clickhouse+https",
 		"testdata/weir.yaml:17:22: tasks.f.stream.source: stream source scheme \"postgres\" is not a stream; allowed: sse, ws, wss, kafka, sqs, pubsub (to read a SQL table in chunks, add table: and cursor:)",
 	}},
 	{"contract inline", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sql: SELECT 1}\n    contract:\n      columns: [{name: id}, {type: INT}, {name: id}]\n      rules:\n        - not_null: [idx]\n        - {unique: [id], sql: id > 0}\n        - range: {column: id}\n        - regex: {column: id, pattern: '(('}\n        - accepted_values: {column: id}\n      max_bad_ratio: lots\n", []string{

@@ -378,7 +378,7 @@ var StreamSchemes = []string{"sse", "ws", "wss", "kafka", "sqs", "pubsub"}
 
 // TableSourceSchemes are the schemes a stream's table source can page
 // through by key (routes.KeysetSource).
-var TableSourceSchemes = []string{"postgres", "postgresql", "mysql", "mariadb"}
+var TableSourceSchemes = []string{"postgres", "postgresql", "mysql", "mariadb", "clickhouse", "clickhouse+http", "clickhouse+https"}
 
 // IsTableSource reports whether the stream reads a SQL table in keyset
 // chunks (it has table:) rather than events.
@@ -443,7 +443,7 @@ func (p *parser) tableSource(s *Stream, fs map[string]field, k field) {
 	}
 	if sch := s.scheme; sch != "" && !slicesContains(TableSourceSchemes, sch) {
 		g := fs["source"]
-		p.d.fail(g.val, g.path, "a table source reads postgres or mysql, not %q%s", sch, didYouMean(sch, TableSourceSchemes))
+		p.d.fail(g.val, g.path, "a table source reads postgres, mysql or clickhouse, not %q%s", sch, didYouMean(sch, TableSourceSchemes))
 	}
 }
 

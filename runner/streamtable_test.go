@@ -15,6 +15,8 @@ import (
 
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
+	_ "github.com/weirhq/weir/routes/clickhouse"
+	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
 	_ "github.com/weirhq/weir/routes/mysql"
 	"github.com/weirhq/weir/routes/mysql/mysqltest"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
@@ -373,5 +375,50 @@ func TestStream_TableSIGTERM(t *testing.T) {
 	}
 	if got := sortedIDs(d.rows(t, "tb_cont", "id")); !slices.Equal(got, tableIDs(1, 45, false)) {
 		t.Errorf("ids %v, want 1..45 once", got)
+	}
+}
+
+// TestStream_TableClickHouse: a ClickHouse table source (a MergeTree whose
+// key is not unique) backfills into Postgres in chunks, resumes after a
+// kill past a sink commit and picks up new rows.
+func TestStream_TableClickHouse(t *testing.T) {
+	ch := clickhousetest.New(t)
+	pg := postgrestest.New(t)
+	ctx := testContext(t)
+	ch.Exec(t, ctx, "CREATE TABLE "+ch.Ref("ev")+" (id UInt64, ts DateTime('UTC'), v String) ENGINE = MergeTree ORDER BY id")
+	insert := func(first, n int) {
+		var rows []string
+		for i := first; i < first+n; i++ {
+			rows = append(rows, fmt.Sprintf("(%d, toDateTime('2024-03-01 00:00:00', 'UTC') + %d, 'v%d')", uint64(18446744073709551615)-uint64(100-i), i/3, i))
+		}
+		ch.Exec(t, ctx, "INSERT INTO "+ch.Ref("ev")+" VALUES "+strings.Join(rows, ", "))
+	}
+	insert(1, 20)
+	d := &streamDAG{dir: t.TempDir(), schema: pg.Schema, sinkURL: os.Getenv(postgrestest.Env)}
+	d.path = filepath.Join(d.dir, "weir.yaml")
+	writeFile(t, d.path, fmt.Sprintf(`version: 1
+connections:
+  ch: %s
+  pg: ${WEIR_TEST_PG}
+tasks:
+  ch_ev:
+    stream: {source: ch, table: %s, cursor: ts, chunk_size: 4, sink: pg:%s.ch_ev, materialization: merge, key: [id]}
+`, ch.URL(), ch.Ref("ev"), pg.Schema))
+	runKilled(t, d.path, "ch_ev", sourceCommitPhase)
+	runKilled(t, d.path, "ch_ev", "before-commit")
+	insert(21, 10)
+	r, err := Load(d.path, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rep := once(t, r, "ch_ev")
+	t.Logf("ch_ev: %d rows in, cursor %q → %q", rep.RowsIn, rep.Offsets[streamMark].From, rep.Offsets[streamMark].To)
+	var want []string
+	for i := 1; i <= 30; i++ {
+		want = append(want, fmt.Sprint(uint64(18446744073709551615)-uint64(100-i)))
+	}
+	if got := sortedIDs(d.rows(t, "ch_ev", "id")); !slices.Equal(got, want) {
+		t.Errorf("ids %v, want %v once each", got, want)
 	}
 }

@@ -81,7 +81,7 @@ func OpenTable(ctx context.Context, raw string, opts TableOptions) (*Table, erro
 func newTable(ctx context.Context, src routes.Source, opts TableOptions) (*Table, error) {
 	ks, ok := src.(routes.KeysetSource)
 	if !ok {
-		return nil, fmt.Errorf("%w: table source %s: this endpoint cannot page by key (table sources read postgres and mysql)", routes.ErrUnsupported, opts.Table)
+		return nil, fmt.Errorf("%w: table source %s: this endpoint cannot page by key (table sources read postgres, mysql and clickhouse)", routes.ErrUnsupported, opts.Table)
 	}
 	info, err := src.Probe(ctx, opts.Table)
 	if err != nil {
