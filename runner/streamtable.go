@@ -63,8 +63,10 @@ func (run *streamRun) chunkLoop(ctx context.Context, cs stream.ChunkSource) erro
 			}
 			continue
 		}
-		// The chunk is written and committed even when ctx ends (SIGTERM).
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout+run.interval)
+		// The chunk is written and committed even when ctx ends (SIGTERM),
+		// within a grace period counted from the signal: a big chunk may
+		// take longer than that to write.
+		wctx, cancel := graceful(ctx, abortTimeout+run.interval)
 		err = run.commitLoaded(wctx, cs.Cursor(), n)
 		run.dropTemp(wctx)
 		cancel()
@@ -108,6 +110,16 @@ func (run *streamRun) loadChunk(ctx context.Context, cs stream.ChunkSource) (int
 		return 0, fmt.Errorf("chunk of %s: %w", run.s.Table, err)
 	}
 	return run.db.Count(ctx, outTable)
+}
+
+// graceful returns a context that ends grace after ctx does.
+func graceful(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return wctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // sleep waits d or until ctx ends.

@@ -422,3 +422,24 @@ tasks:
 		t.Errorf("ids %v, want %v once each", got, want)
 	}
 }
+
+// TestGraceful: the commit context of a chunk outlives its run's context
+// by the grace period, counted from the end of the run's context.
+func TestGraceful(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	wctx, cancel := graceful(ctx, 100*time.Millisecond)
+	defer cancel()
+	time.Sleep(150 * time.Millisecond) // longer than the grace, before the signal
+	if wctx.Err() != nil {
+		t.Fatal("ended before the run's context did")
+	}
+	stop()
+	if wctx.Err() != nil {
+		t.Fatal("ended with the run's context, without grace")
+	}
+	select {
+	case <-wctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("still alive 5 s after the run's context ended")
+	}
+}
