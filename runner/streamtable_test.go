@@ -109,6 +109,7 @@ func TestStream_TableKillResume(t *testing.T) {
 				if sink == "postgres" {
 					// Iceberg's lease of a killed run outlives the test
 					// (routes/iceberg DefaultLeaseTTL).
+					runKilled(t, d.path, task, "poll")          // chunk 2 read, not written
 					runKilled(t, d.path, task, "before-commit") // chunk 2 written, not committed
 					runKilled(t, d.path, task, sourceCommitPhase)
 				}
