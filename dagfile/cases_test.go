@@ -136,6 +136,17 @@ var malformed = []struct {
 		"testdata/weir.yaml:9:44: tasks.b.stream.key: key is used only by materialization merge (materialization is append)",
 		"testdata/weir.yaml:9:67: tasks.b.stream.batch_size: expected an integer ≥ 1, got \"0\"",
 	}},
+	{"stream table source", head + "  a:\n    stream: {source: app, table: public.orders, sink: lake:s.a, chunk_size: 0, batch_size: 5}\n  b:\n    stream: {source: app, table: public.orders, sink: lake:s.b}\n  c:\n    stream: {source: 'kafka://h/t', sink: lake:s.c, chunk_size: 10}\n  d:\n    stream: {source: 'mysql://h/db', table: '', cursor: id, sink: lake:s.d}\n  e:\n    stream: {source: 'sse://h/x', table: x.y, cursor: id, sink: lake:s.e}\n  f:\n    stream: {source: 'postgres://h/db', sink: lake:s.f}\n", []string{
+		"testdata/weir.yaml:7:5: tasks.a.stream: stream needs cursor: (the column a table source pages on: an integer or timestamp column that grows with new rows)",
+		"testdata/weir.yaml:7:77: tasks.a.stream.chunk_size: expected an integer ≥ 1, got \"0\"",
+		"testdata/weir.yaml:7:80: tasks.a.stream.batch_size: batch_size is for event sources: a table source commits one chunk of chunk_size rows at a time",
+		"testdata/weir.yaml:9:5: tasks.b.stream: stream needs cursor: (the column a table source pages on: an integer or timestamp column that grows with new rows)",
+		"testdata/weir.yaml:11:53: tasks.c.stream.chunk_size: chunk_size is used only by a table source (with table:); an event source commits batch_size events",
+		"testdata/weir.yaml:13:22: tasks.d.stream.source: stream source scheme \"mysql\" is not a stream; allowed: sse, ws, wss, kafka, sqs, pubsub (to read a SQL table in chunks, add table: and cursor:)",
+		"testdata/weir.yaml:13:45: tasks.d.stream.table: expected a string, got \"\"",
+		"testdata/weir.yaml:15:22: tasks.e.stream.source: a table source reads postgres, mysql or clickhouse, not \"sse\"; allowed: postgres, postgresql, mysql, mariadb, clickhouse, clickhouse+http, clickhouse+https",
+		"testdata/weir.yaml:17:22: tasks.f.stream.source: stream source scheme \"postgres\" is not a stream; allowed: sse, ws, wss, kafka, sqs, pubsub (to read a SQL table in chunks, add table: and cursor:)",
+	}},
 	{"contract inline", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sql: SELECT 1}\n    contract:\n      columns: [{name: id}, {type: INT}, {name: id}]\n      rules:\n        - not_null: [idx]\n        - {unique: [id], sql: id > 0}\n        - range: {column: id}\n        - regex: {column: id, pattern: '(('}\n        - accepted_values: {column: id}\n      max_bad_ratio: lots\n", []string{
 		"testdata/weir.yaml:9:29: tasks.a.contract.columns[1]: a column needs name:",
 		"testdata/weir.yaml:9:42: tasks.a.contract.columns[2]: column \"id\" is listed twice",

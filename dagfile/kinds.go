@@ -366,13 +366,30 @@ type Stream struct {
 	Trigger         string        // available_now (default: drain and exit) | continuous
 	Materialization string        // append (default) | merge
 	Key             []string      // merge key columns
-	Cursor          string        // the event field that orders events and resumes (an id, a sequence)
+	Cursor          string        // the event field that orders events and resumes (an id, a sequence); for a table source, the keyset column
+	Table           string        // a table source: the SQL table (schema.table) it pages through; "" for event sources
+	ChunkSize       int           // a table source: rows per chunk (one chunk per commit); 0: automatic
 	scheme          string
 	url             *string
 }
 
 // StreamSchemes are the URL schemes of stream sources.
 var StreamSchemes = []string{"sse", "ws", "wss", "kafka", "sqs", "pubsub"}
+
+// TableSourceSchemes are the schemes a stream's table source can page
+// through by key (routes.KeysetSource).
+var TableSourceSchemes = []string{"postgres", "postgresql", "mysql", "mariadb", "clickhouse", "clickhouse+http", "clickhouse+https"}
+
+// IsTableSource reports whether the stream reads a SQL table in keyset
+// chunks (it has table:) rather than events.
+func (s *Stream) IsTableSource() bool { return s.Table != "" }
+
+// TableSource returns the table a table source reads, as an address on
+// its connection (Conn is empty when the source is a URL).
+func (s *Stream) TableSource() TableAddr {
+	schema, table, _ := cutSchema(s.Table)
+	return TableAddr{Conn: s.SourceConn, Schema: schema, Table: table}
+}
 
 // SourceScheme returns the scheme of the stream source ("" when unknown).
 func (s *Stream) SourceScheme() string { return s.scheme }
@@ -387,7 +404,7 @@ func (s *Stream) SourceURL() string {
 }
 
 var streamKeys = []string{"source", "sink", "batch_size", "batch_interval", "trigger",
-	"materialization", "key", "cursor"}
+	"materialization", "key", "cursor", "table", "chunk_size"}
 
 // stream decodes a stream mapping.
 func (p *parser) stream(t *Task, k field) *Stream {
@@ -405,7 +422,29 @@ func (p *parser) stream(t *Task, k field) *Stream {
 		p.d.fail(fs["materialization"].val, fs["materialization"].path, "materialization merge needs key: (the columns that identify an event)")
 	}
 	p.onlyWith(fs, "key", "materialization", s.Materialization, "merge")
+	p.tableSource(s, fs, k)
 	return s
+}
+
+// tableSource checks the keys of a table source (table:) against those
+// of an event source.
+func (p *parser) tableSource(s *Stream, fs map[string]field, k field) {
+	if !s.IsTableSource() {
+		if g, ok := fs["chunk_size"]; ok {
+			p.d.fail(g.key, g.path, "chunk_size is used only by a table source (with table:); an event source commits batch_size events")
+		}
+		return
+	}
+	if g, ok := fs["batch_size"]; ok {
+		p.d.fail(g.key, g.path, "batch_size is for event sources: a table source commits one chunk of chunk_size rows at a time")
+	}
+	if s.Cursor == "" {
+		p.require(fs, k, "cursor", "the column a table source pages on: an integer or timestamp column that grows with new rows")
+	}
+	if sch := s.scheme; sch != "" && !slicesContains(TableSourceSchemes, sch) {
+		g := fs["source"]
+		p.d.fail(g.val, g.path, "a table source reads postgres, mysql or clickhouse, not %q%s", sch, didYouMean(sch, TableSourceSchemes))
+	}
 }
 
 // streamFields decodes the scalar options of a stream.
@@ -422,6 +461,13 @@ func (p *parser) streamFields(s *Stream, fs map[string]field) {
 			s.Materialization = p.d.enum(g, "materialization", "append", "merge")
 		case "cursor":
 			s.Cursor = p.d.str(g)
+		case "table":
+			s.Table = p.d.str(g)
+			if err := checkTableName(s.Table); s.Table != "" && err != nil {
+				p.d.fail(g.val, g.path, "table: %v", err)
+			}
+		case "chunk_size":
+			s.ChunkSize = p.d.integer(g, 1)
 		}
 	}
 }
@@ -443,7 +489,11 @@ func (p *parser) streamSource(s *Stream, g field) {
 	c := &Connection{Name: "source", Raw: s.Source}
 	p.expandConn(c, g)
 	s.Vars, s.url, s.scheme = c.Vars, c.url, c.Scheme()
-	if sch := s.scheme; sch != "" && !slicesContains(StreamSchemes, sch) {
-		p.d.fail(g.val, g.path, "stream source scheme %q is not a stream%s", sch, didYouMean(sch, StreamSchemes))
+	if sch := s.scheme; sch != "" && !slicesContains(StreamSchemes, sch) && !s.IsTableSource() {
+		hint := ""
+		if slicesContains(TableSourceSchemes, sch) {
+			hint = " (to read a SQL table in chunks, add table: and cursor:)"
+		}
+		p.d.fail(g.val, g.path, "stream source scheme %q is not a stream%s%s", sch, didYouMean(sch, StreamSchemes), hint)
 	}
 }

@@ -153,7 +153,9 @@ func (f *File) lintStream(t *Task, add addFunc) {
 	if s == nil {
 		return
 	}
-	if s.Materialization == "append" {
+	// A table source has no commit of its own to replay from: its cursor
+	// is committed with the rows, so append never duplicates.
+	if s.Materialization == "append" && !s.IsTableSource() {
 		add(RuleStreamAppend, "stream.source", "stream source %s (%s) is loaded with bare append: a replay after a restart writes duplicates; use materialization: merge with key:", Redact(s.Source), cmp.Or(s.scheme, "scheme unknown"))
 	}
 	if s.Trigger == "continuous" {

@@ -71,7 +71,8 @@ var lintCases = []struct {
 			"lint.yaml:9:24: warning STREAM-001: task a: stream source bus (kafka) is loaded with bare append: a replay after a restart writes duplicates; use materialization: merge with key:",
 			"lint.yaml:10:77: warning STREAM-001: task b: stream source bus (kafka) is loaded with bare append: a replay after a restart writes duplicates; use mode: merge with primary_key:",
 		},
-		pass: "  a: {stream: {source: bus, sink: lake:s.a, materialization: merge, key: [id]}}\n  b: {transfer: {from: bus, table: events, to: lake, dest_table: s.b, mode: merge}, deps: [a]}\n"},
+		pass: "  a: {stream: {source: bus, sink: lake:s.a, materialization: merge, key: [id]}}\n  b: {transfer: {from: bus, table: events, to: lake, dest_table: s.b, mode: merge}, deps: [a]}\n" +
+			"  c: {stream: {source: app, table: public.x, cursor: id, sink: lake:s.c}, deps: [a]}\n"},
 	{rule: RuleStreamContinuous,
 		fail: "  a: {stream: {source: bus, sink: lake:s.a, trigger: continuous, materialization: merge, key: id}}\n",
 		want: []string{

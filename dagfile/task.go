@@ -71,9 +71,12 @@ func (t *Task) Sink() TableAddr {
 }
 
 // Sources returns the tables the task reads: a model's source(s) (sorted by
-// view name), a transfer's from tables. A stream reads no table.
+// view name), a transfer's from tables, a stream's source table (table:,
+// on a connection). An event stream reads no table.
 func (t *Task) Sources() []TableAddr {
 	switch {
+	case t.Stream != nil && t.Stream.IsTableSource() && t.Stream.SourceConn != "":
+		return []TableAddr{t.Stream.TableSource()}
 	case t.Transfer != nil:
 		return t.Transfer.sources
 	case t.Model != nil && !t.Model.Source.IsZero():

@@ -156,3 +156,19 @@ type WindowFunc func(ctx context.Context, info *TableInfo, dest TableRef) (Windo
 type TableLister interface {
 	ListTables(ctx context.Context, schema string) ([]TableRef, error)
 }
+
+// KeysetSource is a Source that pages through a table in the order of a
+// key (keyset or "seek" paging: each page starts where the last ended, so
+// it stays as fast deep into a huge table as at its start, unlike OFFSET).
+// Key values are text-encoded as MaxCursor encodes them, one per key
+// column, so the same source compares them back exactly.
+type KeysetSource interface {
+	// KeysetPage plans the page after the key values after (nil: from the
+	// first row): the rows whose key is greater than after and at most the
+	// limit-th such row's key, in key order. It returns that range, for
+	// Read, and the key of its last row; ok is false when no row is past
+	// after. Rows with a NULL in a key column are in no page. When the key
+	// is not unique, a page holds every row equal to its last key (so no
+	// row is ever skipped) and may exceed limit by those ties.
+	KeysetPage(ctx context.Context, info *TableInfo, key, after []string, limit int) (r Range, last []string, ok bool, err error)
+}

@@ -50,6 +50,7 @@ type streamRun struct {
 	found    bool   // the sink holds the task's state
 	size     int
 	interval time.Duration
+	cols     []string // a table source's columns, in the table's order (no contract)
 }
 
 // runStream runs a stream task until its source is drained
@@ -109,6 +110,9 @@ func (r *Runner) openStream(ctx context.Context, t *dagfile.Task) (stream.Source
 	if c := r.file.Connections[t.Stream.SourceConn]; c != nil {
 		raw = c.URL()
 	}
+	if t.Stream.IsTableSource() {
+		return r.openTableSource(ctx, t, raw)
+	}
 	opts := stream.Options{CursorField: t.Stream.Cursor, Group: "weir." + t.Name,
 		Log: func(format string, args ...any) { r.warnf("task "+t.Name+": "+format, args...) }}
 	src, err := stream.Open(ctx, raw, opts)
@@ -147,6 +151,9 @@ func cmpOrDur(a, b time.Duration) time.Duration {
 // first empty batch; a continuous one when ctx ends, after committing the
 // batch it was collecting.
 func (run *streamRun) loop(ctx context.Context) error {
+	if cs, ok := run.src.(stream.ChunkSource); ok {
+		return run.chunkLoop(ctx, cs)
+	}
 	for {
 		events, err := run.collect(ctx)
 		if err != nil {
@@ -220,11 +227,17 @@ func (run *streamRun) commitBatch(ctx context.Context, events []stream.Event) er
 	if _, err := run.db.Load(ctx, outTable, rd); err != nil {
 		return err
 	}
+	return run.commitLoaded(ctx, cursor, int64(len(events)))
+}
+
+// commitLoaded checks, quarantines, writes and commits the batch loaded
+// in outTable (n items), then commits the source.
+func (run *streamRun) commitLoaded(ctx context.Context, cursor string, n int64) error {
 	bad, err := run.check(ctx)
 	if err != nil {
 		return err
 	}
-	run.rep.RowsIn += int64(len(events))
+	run.rep.RowsIn += n
 	if err := run.quarantine(ctx, cursor, bad); err != nil {
 		return err
 	}
@@ -241,7 +254,7 @@ func (run *streamRun) commitBatch(ctx context.Context, events []stream.Event) er
 
 // dropTemp frees the batch's tables in the engine.
 func (run *streamRun) dropTemp(ctx context.Context) {
-	for _, t := range []string{outTable, checkedTable} {
+	for _, t := range []string{chunkTable, outTable, checkedTable} {
 		run.db.Exec(ctx, "DROP TABLE IF EXISTS "+t)
 	}
 }
@@ -302,6 +315,8 @@ func (run *streamRun) write(ctx context.Context, cursor string) error {
 		for _, col := range c.Columns {
 			types[col.Name] = col.Type
 		}
+	} else if run.cols != nil {
+		cols = run.cols
 	} else {
 		cols, _ = run.flat.columns()
 	}

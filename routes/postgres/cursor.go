@@ -17,7 +17,7 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 		return "", false, &routes.ProbeError{Table: info.Ref.String(), Column: cursor, Problem: "cursor column does not exist"}
 	}
 	var max *string
-	q := fmt.Sprintf("SELECT %s FROM %s", cursorText(c), ident(info.Ref))
+	q := fmt.Sprintf("SELECT %s FROM %s", cursorText(c, "max("+quoteIdent(c.Name)+")"), ident(info.Ref))
 	if err := e.pool.QueryRow(ctx, q).Scan(&max); err != nil {
 		return "", false, fmt.Errorf("max of cursor %s.%s: %w", info.Ref, cursor, err)
 	}
@@ -27,8 +27,8 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	return *max, true, nil
 }
 
-func cursorText(c routes.Column) string {
-	col := "max(" + quoteIdent(c.Name) + ")"
+// cursorText renders col, a value of column c, as cursor text.
+func cursorText(c routes.Column, col string) string {
 	switch c.NativeType {
 	case "timestamp with time zone":
 		return fmt.Sprintf("to_char(%s AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00'", col)
