@@ -89,9 +89,6 @@ func (r *Runner) copyTable(ctx context.Context, src routes.Source, dst routes.De
 // report's offsets are the positions (from is empty after a bootstrap).
 func (r *Runner) runLogBased(ctx context.Context, t *dagfile.Task, rep *Report) error {
 	x := t.Transfer
-	if x.Changelog {
-		return fmt.Errorf("%w: task %s: changelog: true is not implemented yet (docs/cdc.md)", routes.ErrUnsupported, t.Name)
-	}
 	urls := make([]string, 2)
 	for i, conn := range []string{x.From, x.To} {
 		c := r.file.Connections[conn]
@@ -104,13 +101,13 @@ func (r *Runner) runLogBased(ctx context.Context, t *dagfile.Task, rep *Report) 
 	for i, from := range t.Sources() {
 		pairs = append(pairs, cdc.Pair{Source: tableRef(from), Dest: tableRef(t.Sinks()[i])})
 	}
-	res, err := capture.Run(ctx, urls[0], urls[1], pairs, rep.RunID)
+	res, err := capture.Run(ctx, urls[0], urls[1], pairs, rep.RunID, x.Changelog)
 	if err != nil {
 		return err
 	}
 	rep.CDC = &res
 	rep.RowsIn = res.Rows + int64(res.Changes)
-	rep.RowsOut = res.Rows + int64(res.Upserts+res.Deletes)
+	rep.RowsOut = res.Rows + int64(res.Upserts+res.Deletes+res.Appended)
 	rep.NothingNew = !res.Bootstrap && res.Changes == 0
 	for _, p := range pairs {
 		rep.Offsets[p.Source.String()] = OffsetRange{Table: p.Source.String(), From: res.From, To: res.To}

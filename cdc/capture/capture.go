@@ -14,29 +14,32 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// Run bootstraps or drains the (src, dst, tables) pair once.
-func Run(ctx context.Context, src, dst string, tables []cdc.Pair, runID string) (cdc.Result, error) {
+// Run bootstraps or drains the (src, dst, tables) pair once. With
+// changelog the destination tables are append-only logs of every change
+// (docs/cdc.md) instead of replicas.
+func Run(ctx context.Context, src, dst string, tables []cdc.Pair, runID string, changelog bool) (cdc.Result, error) {
 	kind, err := kindOf(src, tables)
 	if err != nil {
 		return cdc.Result{}, err
 	}
 	if kind == pgwal.Scheme {
-		return pgwal.Run(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID})
+		return pgwal.Run(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID, Changelog: changelog})
 	}
-	return binlog.Run(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID})
+	return binlog.Run(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID, Changelog: changelog})
 }
 
 // Drop forgets the pair's position (and drops a PostgreSQL slot and
-// publication), so the next Run bootstraps again: weir reset.
-func Drop(ctx context.Context, src, dst string, tables []cdc.Pair) error {
+// publication), so the next Run bootstraps again: weir reset. changelog
+// must be what the pair runs with (it is part of the slot's name).
+func Drop(ctx context.Context, src, dst string, tables []cdc.Pair, changelog bool) error {
 	kind, err := kindOf(src, tables)
 	if err != nil {
 		return err
 	}
 	if kind == pgwal.Scheme {
-		return pgwal.Drop(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables})
+		return pgwal.Drop(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, Changelog: changelog})
 	}
-	return binlog.Drop(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables})
+	return binlog.Drop(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables, Changelog: changelog})
 }
 
 // kindOf checks the pairs and names the capture for the source's scheme.

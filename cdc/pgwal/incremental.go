@@ -24,11 +24,14 @@ func (r *run) incremental(ctx context.Context, pos string) (Result, error) {
 	}
 	defer s.close(ctx)
 	w := cdc.NewWindow()
+	if r.cfg.Changelog {
+		w = cdc.NewLogWindow()
+	}
 	if err := s.drain(ctx, w); err != nil {
 		return res, fmt.Errorf("drain slot %s from %s: %w", r.name, pos, err)
 	}
 	end := s.received
-	if err := r.applier.ApplyWindow(ctx, w, r.states(end.String(), int64(w.Changes))); err != nil {
+	if err := cdc.Apply(ctx, r.dest, r.applier, w, r.states(end.String(), int64(w.Changes))); err != nil {
 		return res, err
 	}
 	res.To = end.String()

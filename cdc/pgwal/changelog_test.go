@@ -1,0 +1,160 @@
+package pgwal
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weirhq/weir/cdc"
+)
+
+// logStep is one source transaction of the changelog workload and the ops
+// (as "op key") it must append, in order.
+type logStep struct {
+	sql string
+	ops []string
+}
+
+func (e *env) logSteps(steps []logStep) []string {
+	e.t.Helper()
+	var want []string
+	for _, s := range steps {
+		e.exec(s.sql)
+		want = append(want, s.ops...)
+	}
+	return want
+}
+
+func (e *env) logOps(withBaseline bool) []string {
+	e.t.Helper()
+	return e.ddb.LogOps(e.t, e.ctx, e.dst.Name, "id", withBaseline)
+}
+
+func (e *env) assertLog(step string, want []string) {
+	e.t.Helper()
+	if got := e.logOps(false); !slices.Equal(got, want) {
+		e.t.Fatalf("%s: log ops\n got %v\nwant %v", step, got, want)
+	}
+}
+
+// assertCurrent: the __current view equals the source (ordered hash).
+func (e *env) assertCurrent(step string) {
+	e.t.Helper()
+	s := e.hash(e.src)
+	d := e.ddb.Hash(e.t, e.ctx, e.dst.Name+cdc.CurrentSuffix, columns, "id")
+	if s != d {
+		e.t.Fatalf("%s: %s%s %s != source %s", step, e.dst.Name, cdc.CurrentSuffix, d, s)
+	}
+}
+
+func TestChangelog(t *testing.T) {
+	for _, kind := range destinations {
+		t.Run(kind, func(t *testing.T) { changelog(t, setupTo(t, kind)) })
+	}
+}
+
+func changelog(t *testing.T, e *env) {
+	e.cfg.Changelog = true
+	src := ident(e.src)
+	other, err := pgx.Connect(e.ctx, e.cfg.SourceURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(e.ctx)
+	// Written after the slot's snapshot, before the copy: not in the
+	// baseline, in the log as ops.
+	setFailpoint(t, func(stage string) error {
+		if stage != "bootstrap-copy" {
+			return nil
+		}
+		_, err := other.Exec(e.ctx, `INSERT INTO `+src+` VALUES (900, 'during', 1, NULL);
+UPDATE `+src+` SET name = 'during' WHERE id = 2; DELETE FROM `+src+` WHERE id = 3`)
+		return err
+	})
+	if res := e.run(); !res.Bootstrap || res.Rows != 50 {
+		t.Fatalf("bootstrap = %+v, want 50 rows", res)
+	}
+	setFailpoint(t, nil)
+	base := e.logOps(true)
+	if len(base) != 50 || !slices.Contains(base, "B 3") || slices.Contains(base, "B 900") {
+		t.Fatalf("baseline = %v, want B 1 … B 50 (the snapshot's rows)", base)
+	}
+	// The three statements above ran as one transaction.
+	want := []string{"I 900", "U 2", "D 3"}
+	e.run()
+	e.assertLog("writes during the bootstrap", want)
+	e.assertCurrent("writes during the bootstrap")
+
+	want = append(want, e.logSteps([]logStep{
+		{`INSERT INTO ` + src + ` VALUES (51, 'new', 1, NULL), (52, 'new', 2, 'b')`, []string{"I 51", "I 52"}},
+		{`UPDATE ` + src + ` SET name = 'x' WHERE id = 4`, []string{"U 4"}},
+		{`UPDATE ` + src + ` SET id = 1000 WHERE id = 7`, []string{"D 7", "U 1000"}},
+		{`DELETE FROM ` + src + ` WHERE id = 20`, []string{"D 20"}},
+		{`INSERT INTO ` + src + ` VALUES (500, 'wide', 1, ` + bigText + `)`, []string{"I 500"}},
+		{`BEGIN; UPDATE ` + src + ` SET n = 0 WHERE id = 5; DELETE FROM ` + src + ` WHERE id = 6; INSERT INTO ` + src + ` VALUES (600, 'tx', 6, NULL); COMMIT`,
+			[]string{"U 5", "D 6", "I 600"}},
+		{`DELETE FROM ` + src + ` WHERE id = 1`, []string{"D 1"}},
+		{`INSERT INTO ` + src + ` VALUES (1, 'again', 2, 'x')`, []string{"I 1"}},
+		// In the same window as the insert: filled from it.
+		{`UPDATE ` + src + ` SET n = 2 WHERE id = 500`, []string{"U 500"}},
+	})...)
+	if res := e.run(); res.Appended != 13 {
+		t.Errorf("run = %+v, want 13 ops appended", res)
+	}
+	e.assertLog("after the workload", want)
+	e.assertCurrent("after the workload")
+
+	// The unchanged TOAST value of row 500 comes from the log now,
+	// including across a key change.
+	want = append(want, e.logSteps([]logStep{
+		{`UPDATE ` + src + ` SET n = n + 5 WHERE id = 500`, []string{"U 500"}},
+		{`UPDATE ` + src + ` SET id = 502, name = 'moved' WHERE id = 500`, []string{"D 500", "U 502"}},
+	})...)
+	e.run()
+	e.assertLog("after the TOAST updates", want)
+	e.assertCurrent("after the TOAST updates")
+	q := fmt.Sprintf(`SELECT concat(count(DISTINCT md5(big)), ':', min(length(big))) FROM %s WHERE id IN (500, 502) AND _weir_op IN ('I', 'U')`, e.ddb.Table(e.dst.Name))
+	if got := e.ddb.Query(t, e.ctx, q); !strings.HasPrefix(got, "1:") || len(got) < 6 {
+		t.Errorf("wide row versions in the log: %s distinct:min length; want one value > 8 KB", got)
+	}
+	// REPLICA IDENTITY DEFAULT: a delete carries the key only.
+	q = fmt.Sprintf(`SELECT count(*) FROM %s WHERE _weir_op = 'D' AND name IS NOT NULL`, e.ddb.Table(e.dst.Name))
+	if got := e.ddb.Query(t, e.ctx, q); got != "0" {
+		t.Errorf("%s deletes carry a name; want the key only", got)
+	}
+
+	// A failure inside the apply leaves the log as it was; the re-run
+	// appends the window once.
+	want = append(want, e.logSteps([]logStep{
+		{`TRUNCATE ` + src, []string{"T "}},
+		{`INSERT INTO ` + src + ` VALUES (1, 'after truncate', 1, NULL), (2, 'b', 2, NULL)`, []string{"I 1", "I 2"}},
+		{`UPDATE ` + src + ` SET name = 'B' WHERE id = 2`, []string{"U 2"}},
+	})...)
+	before := e.logOps(true)
+	for _, stage := range []string{"after-append", "before-state", "before-commit"} {
+		cdc.FailHook = func(s string) error {
+			if s == stage {
+				return errors.New("injected failure")
+			}
+			return nil
+		}
+		if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
+			t.Fatalf("run failing at %s = %v, want the injected failure", stage, err)
+		}
+		cdc.FailHook = nil
+		if got := e.logOps(true); !slices.Equal(got, before) {
+			t.Fatalf("failure at %s changed the log", stage)
+		}
+	}
+	if res := e.run(); res.Truncates != 1 || res.Appended != 4 {
+		t.Errorf("re-run = %+v, want 4 ops, 1 truncate", res)
+	}
+	e.assertLog("after the re-run", want)
+	e.assertCurrent("after truncate")
+	e.checkConfirmed(e.run().To)
+	e.assertLog("after an idle run", want)
+}
