@@ -138,3 +138,30 @@ func changelog(t *testing.T, e *env) {
 	}
 	e.assertLog("after an idle run", want)
 }
+
+// TestChangelog_KilledInApply: SIGKILL with the ops appended but not
+// committed leaves the log as it was; the next run appends the same ops
+// once.
+func TestChangelog_KilledInApply(t *testing.T) {
+	for _, kind := range destinations {
+		t.Run(kind, func(t *testing.T) {
+			e := setup(t, kind)
+			e.cfg.Changelog = true
+			e.run()
+			tbl := e.src.Table("items")
+			want := e.logSteps([]logStep{
+				{`UPDATE ` + tbl + ` SET id = 1000 WHERE id = 7`, []string{"D 7", "U 1000"}},
+				{`TRUNCATE TABLE ` + tbl, []string{"T "}},
+				{`INSERT INTO ` + tbl + ` (id, name) VALUES (5, 'post')`, []string{"I 5"}},
+			})
+			before := e.logOps(true)
+			killChildAt(t, e.cfg, "apply-before-commit")
+			if got := e.logOps(true); !slices.Equal(got, before) {
+				t.Fatalf("killed append changed the log")
+			}
+			e.run()
+			e.assertLog("re-run after the kill", want)
+			e.assertCurrent("re-run after the kill")
+		})
+	}
+}

@@ -158,3 +158,30 @@ UPDATE `+src+` SET name = 'during' WHERE id = 2; DELETE FROM `+src+` WHERE id = 
 	e.checkConfirmed(e.run().To)
 	e.assertLog("after an idle run", want)
 }
+
+// TestChangelog_KilledInApply: SIGKILL with the ops appended but not
+// committed leaves the log as it was; the next run appends the same ops
+// once.
+func TestChangelog_KilledInApply(t *testing.T) {
+	for _, kind := range destinations {
+		t.Run(kind, func(t *testing.T) {
+			e := setupTo(t, kind)
+			e.cfg.Changelog = true
+			e.run()
+			src := ident(e.src)
+			want := e.logSteps([]logStep{
+				{`UPDATE ` + src + ` SET id = 1000 WHERE id = 7`, []string{"D 7", "U 1000"}},
+				{`TRUNCATE ` + src, []string{"T "}},
+				{`INSERT INTO ` + src + ` VALUES (5, 'post', 5, ` + bigText + `)`, []string{"I 5"}},
+			})
+			before := e.logOps(true)
+			killChildAt(t, e.cfg, "apply-before-commit")
+			if got := e.logOps(true); !slices.Equal(got, before) {
+				t.Fatalf("killed append changed the log")
+			}
+			e.run()
+			e.assertLog("re-run after the kill", want)
+			e.assertCurrent("re-run after the kill")
+		})
+	}
+}

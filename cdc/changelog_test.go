@@ -1,0 +1,56 @@
+package cdc
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+// TestLogWindow_Add: a changelog window keeps every op in order, numbers
+// the ops of a transaction across tables, splits a key change into D + U
+// and fills Unchanged values from the key's earlier version in the window
+// (keeping the origin key for what it cannot fill).
+func TestLogWindow_Add(t *testing.T) {
+	tbl := testTable()
+	w := NewLogWindow()
+	changes := []Change{
+		{Op: OpInsert, After: []any{"1", "a", "x"}, Position: "p1"},
+		{Op: OpUpdate, After: []any{"1", "b", Unchanged}, Position: "p1"},
+		{Op: OpUpdate, Key: []any{"1"}, After: []any{"2", "c", Unchanged}, Position: "p2"},
+		{Op: OpUpdate, Key: []any{"9"}, After: []any{"8", "d", Unchanged}, Position: "p3"},
+		{Op: OpUpdate, After: []any{"8", "e", Unchanged}, Position: "p3"},
+		{Op: OpDelete, Key: []any{"2"}, Position: "p4"},
+		{Op: OpTruncate, Position: "p5"},
+	}
+	for _, c := range changes {
+		if err := w.Add(tbl, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, o := range w.Tables["s.t"].Ops {
+		got = append(got, fmt.Sprintf("%s %s/%d %v %v", o.Op, o.Position, o.Ord, o.Row, o.Origin))
+	}
+	want := []string{
+		"I p1/1 [1 a x] [1]",
+		"U p1/2 [1 b x] [1]",
+		"D p2/1 [1 <nil> <nil>] [1]",
+		"U p2/2 [2 c x] [1]",
+		"D p3/1 [9 <nil> <nil>] [9]",
+		"U p3/2 [8 d {}] [9]",
+		"U p3/3 [8 e {}] [9]",
+		"D p4/1 [2 <nil> <nil>] [2]",
+		"T p5/1 [] []",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ops:\n got %q\nwant %q", got, want)
+	}
+	if w.Changes != len(changes) {
+		t.Errorf("changes = %d, want %d", w.Changes, len(changes))
+	}
+	var res Result
+	res.Count(w)
+	if res.Appended != 9 || res.Truncates != 1 || res.Upserts != 0 {
+		t.Errorf("count = %+v, want 9 appended, 1 truncate", res)
+	}
+}
