@@ -78,3 +78,42 @@ func TestTransferCmd_LogBasedBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestChangelogCmds: `weir transfer --mode log_based --changelog`
+// bootstraps a changelog (MySQL → PostgreSQL), then a dagfile task with
+// changelog: true on the same pair appends the changes since.
+func TestChangelogCmds(t *testing.T) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "mysql"), cdctest.Open(t, ctx, "postgres")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id INT PRIMARY KEY, v VARCHAR(20))")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+	code, _ := runCmd(t, "transfer", src.URL, dst.URL, "--mode", "log_based", "--changelog",
+		"--tables", src.Schema+".t", "--dest-schema", dst.Schema)
+	if code != ExitOK {
+		t.Fatalf("transfer --changelog exited %d", code)
+	}
+	if got := dst.LogOps(t, ctx, "t", "id", true); len(got) != 3 || got[0][0] != 'B' {
+		t.Fatalf("log after the bootstrap = %v, want 3 baseline rows", got)
+	}
+	path := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(path, []byte(fmt.Sprintf(`version: 1
+connections:
+  app: %s
+  dw: %s
+tasks:
+  cdc:
+    transfer: {from: app, table: %s.t, to: dw, dest_table: %s.t, mode: log_based, changelog: true}
+`, src.URL, dst.URL, src.Schema, dst.Schema)), 0o644)
+	src.Exec(t, ctx, "UPDATE "+src.Table("t")+" SET v = 'B' WHERE id = 2")
+	src.Exec(t, ctx, "DELETE FROM "+src.Table("t")+" WHERE id = 3")
+	if got := onceCDC(t, path); got["bootstrap"] != false || got["appended"] != 2.0 {
+		t.Fatalf("once cdc = %v, want 2 ops appended", got)
+	}
+	if got := strings.Join(dst.LogOps(t, ctx, "t", "id", false), ","); got != "U 2,D 3" {
+		t.Fatalf("log ops = %s, want U 2,D 3", got)
+	}
+	cols := []string{"id", "v"}
+	if s, d := src.Hash(t, ctx, "t", cols, "id"), dst.Hash(t, ctx, "t__current", cols, "id"); s != d {
+		t.Fatalf("t__current %s != source %s", d, s)
+	}
+}
