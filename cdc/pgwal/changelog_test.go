@@ -185,3 +185,31 @@ func TestChangelog_KilledInApply(t *testing.T) {
 		})
 	}
 }
+
+// TestChangelog_Rebootstrap: after a lost slot and a reset, the next run
+// appends a new baseline; __current starts from it, so a row deleted while
+// the slot was lost (no D in the log) is gone from the view.
+func TestChangelog_Rebootstrap(t *testing.T) {
+	e := setup(t)
+	e.cfg.Changelog = true
+	e.run()
+	name, _ := e.cfg.Name()
+	if err := dropSlot(e.ctx, e.conn, name); err != nil {
+		t.Fatal(err)
+	}
+	e.exec(`DELETE FROM ` + ident(e.src) + ` WHERE id = 3`)
+	e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (77, 'lost', 1, NULL)`)
+	if _, err := Run(e.ctx, e.cfg); !errors.Is(err, ErrSlotLost) {
+		t.Fatalf("run after the slot was dropped = %v, want ErrSlotLost", err)
+	}
+	if err := Drop(e.ctx, e.cfg); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.run(); !res.Bootstrap {
+		t.Fatalf("run after reset = %+v, want a bootstrap", res)
+	}
+	if got := e.logOps(true); len(got) != 100 || len(e.logOps(false)) != 0 {
+		t.Fatalf("log = %d rows, want two baselines of 50 and no op", len(got))
+	}
+	e.assertCurrent("after the re-bootstrap")
+}
