@@ -13,17 +13,28 @@ import (
 func TestLogWindow_Add(t *testing.T) {
 	tbl := testTable()
 	w := NewLogWindow()
-	changes := []Change{
-		{Op: OpInsert, After: []any{"1", "a", "x"}, Position: "p1"},
-		{Op: OpUpdate, After: []any{"1", "b", Unchanged}, Position: "p1"},
-		{Op: OpUpdate, Key: []any{"1"}, After: []any{"2", "c", Unchanged}, Position: "p2"},
-		{Op: OpUpdate, Key: []any{"9"}, After: []any{"8", "d", Unchanged}, Position: "p3"},
-		{Op: OpUpdate, After: []any{"8", "e", Unchanged}, Position: "p3"},
-		{Op: OpDelete, Key: []any{"2"}, Position: "p4"},
-		{Op: OpTruncate, Position: "p5"},
+	type change struct {
+		Change
+		other bool // a change of the second table
 	}
+	changes := []change{
+		{Change: Change{Op: OpInsert, After: []any{"1", "a", "x"}, Position: "p1"}},
+		{Change: Change{Op: OpUpdate, After: []any{"1", "b", Unchanged}, Position: "p1"}},
+		{Change: Change{Op: OpUpdate, Key: []any{"1"}, After: []any{"2", "c", Unchanged}, Position: "p2"}},
+		{Change: Change{Op: OpUpdate, Key: []any{"9"}, After: []any{"8", "d", Unchanged}, Position: "p3"}},
+		{Change: Change{Op: OpUpdate, After: []any{"8", "e", Unchanged}, Position: "p3"}},
+		{Change: Change{Op: OpInsert, After: []any{"5", "o", "y"}, Position: "p3"}, other: true},
+		{Change: Change{Op: OpDelete, Key: []any{"2"}, Position: "p4"}},
+		{Change: Change{Op: OpTruncate, Position: "p5"}},
+	}
+	other := testTable()
+	other.Source.Name = "u"
 	for _, c := range changes {
-		if err := w.Add(tbl, c); err != nil {
+		into := tbl
+		if c.other {
+			into = other
+		}
+		if err := w.Add(into, c.Change); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,6 +53,9 @@ func TestLogWindow_Add(t *testing.T) {
 		"D p4/1 [2 <nil> <nil>] [2]",
 		"T p5/1 [] []",
 	}
+	if o := w.Tables["s.u"].Ops; len(o) != 1 || o[0].Ord != 4 {
+		t.Errorf("second table's ops = %+v, want one with ordinal 4 in p3", o)
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("ops:\n got %q\nwant %q", got, want)
 	}
@@ -50,7 +64,7 @@ func TestLogWindow_Add(t *testing.T) {
 	}
 	var res Result
 	res.Count(w)
-	if res.Appended != 9 || res.Truncates != 1 || res.Upserts != 0 {
-		t.Errorf("count = %+v, want 9 appended, 1 truncate", res)
+	if res.Appended != 10 || res.Truncates != 1 || res.Upserts != 0 {
+		t.Errorf("count = %+v, want 10 appended, 1 truncate", res)
 	}
 }

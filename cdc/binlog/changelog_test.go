@@ -113,6 +113,7 @@ func changelog(t *testing.T, e *env) {
 		{`UPDATE ` + tbl + ` SET name = 'B' WHERE id = 2`, []string{"U 2"}},
 	})...)
 	before := e.logOps(true)
+	t.Cleanup(func() { cdc.FailHook = nil })
 	for _, stage := range []string{"after-append", "before-state", "before-commit"} {
 		cdc.FailHook = func(s string) error {
 			if s == stage {

@@ -135,6 +135,7 @@ UPDATE `+src+` SET name = 'during' WHERE id = 2; DELETE FROM `+src+` WHERE id = 
 		{`UPDATE ` + src + ` SET name = 'B' WHERE id = 2`, []string{"U 2"}},
 	})...)
 	before := e.logOps(true)
+	t.Cleanup(func() { cdc.FailHook = nil })
 	for _, stage := range []string{"after-append", "before-state", "before-commit"} {
 		cdc.FailHook = func(s string) error {
 			if s == stage {

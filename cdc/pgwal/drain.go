@@ -45,16 +45,29 @@ func (r *run) openStream(ctx context.Context, start pglogrepl.LSN) (*stream, err
 	}
 	// Best effort: without the privilege the keepalives still report progress.
 	r.src.Exec(ctx, `SELECT pg_logical_emit_message(false, 'weir', $1)`, r.runID)
-	if s.conn, err = pgconn.Connect(ctx, replicationURL(r.cfg.SourceURL)); err != nil {
-		return nil, fmt.Errorf("replication connection: %w", err)
-	}
-	err = pglogrepl.StartReplication(ctx, s.conn, r.name, start, pglogrepl.StartReplicationOptions{
-		PluginArgs: []string{"proto_version '1'", fmt.Sprintf("publication_names '%s'", r.name), "messages 'true'"}})
-	if err != nil {
+	// The walsender of a run that just ended can hold the slot for a moment
+	// (55006, "is active"): retry for a while, as dropSlot does.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if s.conn, err = pgconn.Connect(ctx, replicationURL(r.cfg.SourceURL)); err != nil {
+			return nil, fmt.Errorf("replication connection: %w", err)
+		}
+		err = pglogrepl.StartReplication(ctx, s.conn, r.name, start, pglogrepl.StartReplicationOptions{
+			PluginArgs: []string{"proto_version '1'", fmt.Sprintf("publication_names '%s'", r.name), "messages 'true'"}})
+		if err == nil {
+			return s, nil
+		}
 		s.conn.Close(context.WithoutCancel(ctx))
-		return nil, r.startErr(start, err)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "55006" || time.Now().After(deadline) {
+			return nil, r.startErr(start, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	return s, nil
 }
 
 // startErr turns "slot does not exist" into a *SlotLostError.

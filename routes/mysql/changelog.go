@@ -148,6 +148,10 @@ func (e *Endpoint) ensureLog(ctx context.Context, conn *sql.Conn, t *cdc.Table) 
 	if n == 0 {
 		return routes.BadInput("changelog: %s exists and is not a changelog (no %s column): name another destination table", t.Dest, cdc.ColOp)
 	}
+	// Only when missing: replacing it every run would wait for readers.
+	if e.tableExists(ctx, routes.TableRef{Schema: t.Dest.Schema, Name: t.Dest.Name + cdc.CurrentSuffix}) {
+		return nil
+	}
 	if _, err := conn.ExecContext(ctx, currentViewSQL(t)); err != nil {
 		return fmt.Errorf("changelog %s: view: %w", t.Dest, err)
 	}

@@ -137,10 +137,20 @@ func ensureLog(ctx context.Context, conn *pgx.Conn, t *cdc.Table) error {
 	if !isLog {
 		return routes.BadInput("changelog: %s exists and is not a changelog (no %s column): name another destination table", t.Dest, cdc.ColOp)
 	}
-	q = fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s, %s); %s",
-		quoteIdent(truncIdent(t.Dest.Name+"__weir_pos")), ident(t.Dest), quoteIdent(cdc.ColLSN), quoteIdent(cdc.ColOrd), currentViewSQL(t))
+	q = fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s, %s)",
+		quoteIdent(truncIdent(t.Dest.Name+"__weir_pos")), ident(t.Dest), quoteIdent(cdc.ColLSN), quoteIdent(cdc.ColOrd))
 	if _, err := conn.Exec(ctx, q); err != nil {
-		return fmt.Errorf("changelog %s: index and view: %w", t.Dest, err)
+		return fmt.Errorf("changelog %s: index: %w", t.Dest, err)
+	}
+	// Only when missing: replacing it every run would wait for (and block)
+	// every reader of the view.
+	var exists bool
+	view := routes.TableRef{Schema: t.Dest.Schema, Name: t.Dest.Name + cdc.CurrentSuffix}
+	if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, ident(view)).Scan(&exists); err != nil || exists {
+		return err
+	}
+	if _, err := conn.Exec(ctx, currentViewSQL(t)); err != nil {
+		return fmt.Errorf("changelog %s: view: %w", t.Dest, err)
 	}
 	return nil
 }
