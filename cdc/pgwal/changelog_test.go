@@ -53,13 +53,16 @@ func (e *env) assertCurrent(step string) {
 
 func TestChangelog(t *testing.T) {
 	for _, kind := range destinations {
-		t.Run(kind, func(t *testing.T) { changelog(t, setupTo(t, kind)) })
+		for _, identity := range []string{"DEFAULT", "FULL"} {
+			t.Run(kind+"/identity "+identity, func(t *testing.T) { changelog(t, setupTo(t, kind), identity) })
+		}
 	}
 }
 
-func changelog(t *testing.T, e *env) {
+func changelog(t *testing.T, e *env, identity string) {
 	e.cfg.Changelog = true
 	src := ident(e.src)
+	e.exec(`ALTER TABLE ` + src + ` REPLICA IDENTITY ` + identity)
 	other, err := pgx.Connect(e.ctx, e.cfg.SourceURL)
 	if err != nil {
 		t.Fatal(err)
@@ -121,10 +124,15 @@ UPDATE `+src+` SET name = 'during' WHERE id = 2; DELETE FROM `+src+` WHERE id = 
 	if got := e.ddb.Query(t, e.ctx, q); !strings.HasPrefix(got, "1:") || len(got) < 6 {
 		t.Errorf("wide row versions in the log: %s distinct:min length; want one value > 8 KB", got)
 	}
-	// REPLICA IDENTITY DEFAULT: a delete carries the key only.
-	q = fmt.Sprintf(`SELECT count(*) FROM %s WHERE _weir_op = 'D' AND name IS NOT NULL`, e.ddb.Table(e.dst.Name))
-	if got := e.ddb.Query(t, e.ctx, q); got != "0" {
-		t.Errorf("%s deletes carry a name; want the key only", got)
+	// A delete carries the key only with REPLICA IDENTITY DEFAULT, the
+	// whole old row with FULL.
+	q = fmt.Sprintf(`SELECT concat(count(*), '/', count(name)) FROM %s WHERE _weir_op = 'D'`, e.ddb.Table(e.dst.Name))
+	wantD := "6/0"
+	if identity == "FULL" {
+		wantD = "6/6"
+	}
+	if got := e.ddb.Query(t, e.ctx, q); got != wantD {
+		t.Errorf("deletes/with a name = %s, want %s", got, wantD)
 	}
 
 	// A failure inside the apply leaves the log as it was; the re-run
