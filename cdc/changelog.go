@@ -72,6 +72,8 @@ func (w *Window) addLog(t *Table, c Change) error {
 	}
 	op := func(o Op, row, origin []any) {
 		w.ord++
+		w.held++
+		w.logged++
 		tw.Ops = append(tw.Ops, LogOp{Op: o, Row: row, Origin: origin, Position: c.Position, Ord: w.ord, Commit: c.Commit})
 	}
 	switch c.Op {
@@ -112,9 +114,13 @@ func (w *Window) addLog(t *Table, c Change) error {
 		op(OpDelete, t.deleteRow(c.Key, c.Before), c.Key)
 	case OpTruncate:
 		tw.last = map[string]latest{}
+		w.truncates++
 		op(OpTruncate, nil, nil)
 	default:
 		return fmt.Errorf("unknown op %q", c.Op)
+	}
+	if w.flush != nil && w.held >= LogFlushOps {
+		return w.flushLog()
 	}
 	return nil
 }
@@ -154,17 +160,75 @@ type Baseline struct {
 }
 
 // LogAppender is the destination capability changelog mode needs. Both
-// methods create the log table (the source's columns, all nullable, and
-// the _weir_ columns) and its __current view when missing, and append and
-// save the state in ONE transaction; nothing in the log is updated or
+// methods create the log tables (the source's columns, all nullable, and
+// the _weir_ columns) and their __current views when missing; the ops and
+// the state commit in ONE transaction. Nothing in a log is updated or
 // deleted.
 type LogAppender interface {
-	// AppendLog appends every op of a changelog window (NewLogWindow), in
-	// order, filling Unchanged values from the row's latest version in the
-	// log (by LogOp.Origin).
-	AppendLog(ctx context.Context, w *Window, states map[routes.TableRef]routes.State) error
+	// BeginLog opens the destination transaction of one changelog run over
+	// tables.
+	BeginLog(ctx context.Context, tables []*Table) (LogTx, error)
 	// AppendBaseline appends the staged full load as baseline ops.
 	AppendBaseline(ctx context.Context, b Baseline) error
+}
+
+// LogTx is one open changelog transaction.
+type LogTx interface {
+	// Append appends the ops w holds, in order, filling Unchanged values
+	// from the row's latest version in the log (by LogOp.Origin; ops this
+	// transaction appended before count).
+	Append(ctx context.Context, w *Window) error
+	// Commit saves the states and commits.
+	Commit(ctx context.Context, states map[routes.TableRef]routes.State) error
+	// Rollback abandons the transaction; after Commit it does nothing.
+	Rollback()
+}
+
+// LogFlushOps bounds a changelog run's memory: every LogFlushOps ops the
+// window hands its ops to the open transaction and forgets them.
+var LogFlushOps = 20000
+
+// OpenLog begins a changelog run: a window whose ops stream into the
+// destination's open transaction every LogFlushOps ops. Finish appends the
+// rest and commits; Rollback the LogTx on any error.
+func OpenLog(ctx context.Context, dst routes.Destination, url string, tables []*Table) (*Window, LogTx, error) {
+	la, err := AsLogAppender(dst, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := la.BeginLog(ctx, tables)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := NewLogWindow()
+	w.flush = func() error { return tx.Append(ctx, w) }
+	return w, tx, nil
+}
+
+// Finish applies a run's window: the rest of a changelog window is
+// appended and committed with the states through ltx; any other window is
+// folded into the replica through a.
+func Finish(ctx context.Context, a Applier, ltx LogTx, w *Window, states map[routes.TableRef]routes.State) error {
+	if ltx == nil {
+		return a.ApplyWindow(ctx, w, states)
+	}
+	if err := ltx.Append(ctx, w); err != nil {
+		return err
+	}
+	return ltx.Commit(ctx, states)
+}
+
+// flushLog hands the held ops to the open transaction, then forgets them
+// and the window's latest rows: later fills read those from the log.
+func (w *Window) flushLog() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	for _, tw := range w.Tables {
+		tw.Ops, tw.last = nil, nil
+	}
+	w.held = 0
+	return nil
 }
 
 // AsLogAppender returns dst's LogAppender, or ErrUnsupported naming the
@@ -175,19 +239,6 @@ func AsLogAppender(dst routes.Destination, url string) (LogAppender, error) {
 		return nil, fmt.Errorf("%w: log_based --changelog into %s: the destination cannot append a changelog (postgres and mysql can)", routes.ErrUnsupported, routes.Redact(url))
 	}
 	return a, nil
-}
-
-// Apply applies w through the destination: a changelog window is appended
-// (dst must be a LogAppender), any other is folded into the replica.
-func Apply(ctx context.Context, dst routes.Destination, a Applier, w *Window, states map[routes.TableRef]routes.State) error {
-	if !w.Log {
-		return a.ApplyWindow(ctx, w, states)
-	}
-	la, ok := routes.As[LogAppender](dst)
-	if !ok {
-		return fmt.Errorf("%w: the destination cannot append a changelog", routes.ErrUnsupported)
-	}
-	return la.AppendLog(ctx, w, states)
 }
 
 // BootstrapLog is Bootstrap for a changelog: load the table into

@@ -68,3 +68,43 @@ func TestLogWindow_Add(t *testing.T) {
 		t.Errorf("count = %+v, want 10 appended, 1 truncate", res)
 	}
 }
+
+// TestLogWindow_Flush: every LogFlushOps ops the window hands them over
+// and forgets them (and its latest rows: fills then come from the log);
+// ordinals and counts go on across flushes.
+func TestLogWindow_Flush(t *testing.T) {
+	old := LogFlushOps
+	LogFlushOps = 2
+	t.Cleanup(func() { LogFlushOps = old })
+	tbl := testTable()
+	w := NewLogWindow()
+	var flushed []string
+	w.flush = func() error {
+		for _, o := range w.Tables["s.t"].Ops {
+			flushed = append(flushed, fmt.Sprintf("%s %s/%d %v", o.Op, o.Position, o.Ord, o.Row))
+		}
+		return nil
+	}
+	for _, c := range []Change{
+		{Op: OpInsert, After: []any{"1", "a", "x"}, Position: "p1"},
+		{Op: OpUpdate, After: []any{"1", "b", Unchanged}, Position: "p1"},
+		{Op: OpUpdate, After: []any{"1", "c", Unchanged}, Position: "p1"},
+	} {
+		if err := w.Add(tbl, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"I p1/1 [1 a x]", "U p1/2 [1 b x]"}
+	if !reflect.DeepEqual(flushed, want) {
+		t.Fatalf("flushed %q, want %q", flushed, want)
+	}
+	ops := w.Tables["s.t"].Ops
+	if len(ops) != 1 || ops[0].Ord != 3 || !IsUnchanged(ops[0].Row[2]) || !reflect.DeepEqual(ops[0].Origin, []any{"1"}) {
+		t.Fatalf("held after the flush: %+v, want U p1/3 with big Unchanged (filled from the log)", ops)
+	}
+	var res Result
+	res.Count(w)
+	if res.Appended != 3 {
+		t.Errorf("appended = %d, want 3", res.Appended)
+	}
+}

@@ -18,6 +18,10 @@ type Window struct {
 	Log   bool
 	txPos string // the position of the transaction being added (Log)
 	ord   int    // ops added of it so far (Log)
+	// Changelog streaming (OpenLog): the ops held now, all ops and
+	// truncates added, and where held ops go every LogFlushOps.
+	held, logged, truncates int
+	flush                   func() error
 }
 
 // TableWindow is one table's part of a Window.

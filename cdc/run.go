@@ -23,13 +23,8 @@ type Result struct {
 // Count fills the change counts of res from a folded window.
 func (res *Result) Count(w *Window) {
 	res.Changes = w.Changes
+	res.Appended, res.Truncates = w.logged, w.truncates
 	for _, tw := range w.Tables {
-		res.Appended += len(tw.Ops)
-		for _, o := range tw.Ops {
-			if o.Op == OpTruncate {
-				res.Truncates++
-			}
-		}
 		res.Upserts += len(tw.Upserts)
 		res.Deletes += len(tw.Deletes)
 		if tw.Truncated {

@@ -50,8 +50,18 @@ func (e *env) assertCurrent(step string) {
 }
 
 func TestChangelog(t *testing.T) {
+	// flush 2: the ops stream into the open transaction two at a time.
 	for _, kind := range destinations {
-		t.Run(kind, func(t *testing.T) { changelog(t, setup(t, kind)) })
+		for _, flush := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%s/flush %d", kind, flush), func(t *testing.T) {
+				if flush > 0 {
+					old := cdc.LogFlushOps
+					cdc.LogFlushOps = flush
+					t.Cleanup(func() { cdc.LogFlushOps = old })
+				}
+				changelog(t, setup(t, kind))
+			})
+		}
 	}
 }
 

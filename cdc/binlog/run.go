@@ -253,9 +253,13 @@ func (r *run) incremental(ctx context.Context, from Position) (Result, error) {
 	if err := checkRetained(ctx, r.db, from); err != nil {
 		return res, err
 	}
-	w := cdc.NewWindow()
+	w, ltx := cdc.NewWindow(), cdc.LogTx(nil)
 	if r.cfg.Changelog {
-		w = cdc.NewLogWindow()
+		// Ops stream into the destination transaction opened here.
+		if w, ltx, err = cdc.OpenLog(ctx, r.dest, r.cfg.DestURL, r.tables); err != nil {
+			return res, err
+		}
+		defer ltx.Rollback()
 	}
 	if from.Before(to) {
 		if err := r.drain(ctx, from, to, w); err != nil {
@@ -264,7 +268,7 @@ func (r *run) incremental(ctx context.Context, from Position) (Result, error) {
 	} else {
 		to = from
 	}
-	if err := cdc.Apply(ctx, r.dest, r.applier, w, r.states(to.String(), int64(w.Changes))); err != nil {
+	if err := cdc.Finish(ctx, r.applier, ltx, w, r.states(to.String(), int64(w.Changes))); err != nil {
 		return res, err
 	}
 	res.To = to.String()

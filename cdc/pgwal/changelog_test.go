@@ -52,11 +52,30 @@ func (e *env) assertCurrent(step string) {
 }
 
 func TestChangelog(t *testing.T) {
+	// flush 2: the ops stream into the open transaction two at a time, so
+	// fills and key changes cross Append calls.
+	tests := []struct {
+		identity string
+		flush    int
+	}{{"DEFAULT", 0}, {"FULL", 0}, {"DEFAULT", 2}}
 	for _, kind := range destinations {
-		for _, identity := range []string{"DEFAULT", "FULL"} {
-			t.Run(kind+"/identity "+identity, func(t *testing.T) { changelog(t, setupTo(t, kind), identity) })
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/identity %s/flush %d", kind, tt.identity, tt.flush), func(t *testing.T) {
+				setFlush(t, tt.flush)
+				changelog(t, setupTo(t, kind), tt.identity)
+			})
 		}
 	}
+}
+
+// setFlush sets cdc.LogFlushOps for one test (0: the default).
+func setFlush(t *testing.T, n int) {
+	if n == 0 {
+		return
+	}
+	old := cdc.LogFlushOps
+	cdc.LogFlushOps = n
+	t.Cleanup(func() { cdc.LogFlushOps = old })
 }
 
 func changelog(t *testing.T, e *env, identity string) {

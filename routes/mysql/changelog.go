@@ -20,56 +20,106 @@ var logCols = []string{cdc.ColOp, cdc.ColLSN, cdc.ColOrd, cdc.ColCommitTS}
 
 func logTemp(n int) string { return fmt.Sprintf("_weir_cdc_log_%d", n) }
 
-// AppendLog appends every op of a changelog window to its table's log and
-// saves the states, in one InnoDB transaction. Per table: LOAD DATA the
-// ops (with the origin key and the indexes of Unchanged columns) into a
-// session temp table created before the transaction, fill Unchanged
-// columns from the key's latest version in the log, then one INSERT …
-// SELECT into the log. Nothing in the log is updated or deleted.
-func (e *Endpoint) AppendLog(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+// BeginLog creates the logs (and the state tables) that do not exist yet
+// and a temp table per log, all before the transaction (DDL commits in
+// MySQL), then begins the run's one InnoDB transaction.
+func (e *Endpoint) BeginLog(ctx context.Context, tables []*cdc.Table) (cdc.LogTx, error) {
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("append changelog: %w", err)
+		return nil, fmt.Errorf("append changelog: %w", err)
 	}
-	defer conn.Close()
-	if err := e.ensureTables(ctx, conn, cdc.NewWindow(), states); err != nil {
+	x := &logTx{conn: conn, temps: map[routes.TableRef]int{}}
+	if err := x.begin(ctx, e, tables); err != nil {
+		x.Rollback()
+		return nil, err
+	}
+	return x, nil
+}
+
+// logTx is one changelog run's transaction. Each Append LOAD DATAs a
+// table's ops (with the origin key and the indexes of Unchanged columns)
+// into the table's temp table, fills Unchanged columns from the key's
+// latest version in the log, then appends with one INSERT … SELECT.
+// Nothing in the log is updated or deleted.
+type logTx struct {
+	conn  *sql.Conn
+	tx    *sql.Tx
+	temps map[routes.TableRef]int // log → its temp table's number
+	used  map[int]bool            // temp tables holding an earlier Append's ops
+}
+
+func (x *logTx) begin(ctx context.Context, e *Endpoint, tables []*cdc.Table) error {
+	states := map[routes.TableRef]routes.State{}
+	for _, t := range tables {
+		states[t.Dest] = routes.State{}
+	}
+	if err := e.ensureTables(ctx, x.conn, cdc.NewWindow(), states); err != nil {
 		return err
 	}
-	tables := w.Sorted()
-	defer dropLogTemps(conn, len(tables))
-	for i, tw := range tables {
-		if err := e.ensureLog(ctx, conn, tw.Table); err != nil {
+	for i, t := range tables {
+		if err := e.ensureLog(ctx, x.conn, t); err != nil {
 			return err
 		}
-		if err := createLogTemp(ctx, conn, tw.Table, i); err != nil {
-			return fmt.Errorf("append to changelog %s: %w", tw.Table.Dest, err)
+		if err := createLogTemp(ctx, x.conn, t, i); err != nil {
+			return fmt.Errorf("append to changelog %s: %w", t.Dest, err)
 		}
+		x.temps[t.Dest] = i
 	}
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, err := x.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin append: %w", err)
 	}
-	defer tx.Rollback()
-	for i, tw := range tables {
-		if err := appendOps(ctx, tx, tw, i); err != nil {
+	x.tx, x.used = tx, map[int]bool{}
+	return nil
+}
+
+func (x *logTx) Append(ctx context.Context, w *cdc.Window) error {
+	for _, tw := range w.Sorted() {
+		n, ok := x.temps[tw.Table.Dest]
+		if !ok {
+			return fmt.Errorf("append to changelog %s: not a table of this run", tw.Table.Dest)
+		}
+		if x.used[n] && len(tw.Ops) > 0 {
+			if _, err := x.tx.ExecContext(ctx, "DELETE FROM "+logTemp(n)); err != nil {
+				return fmt.Errorf("append to changelog %s: empty %s: %w", tw.Table.Dest, logTemp(n), err)
+			}
+		}
+		if err := appendOps(ctx, x.tx, tw, n); err != nil {
 			return fmt.Errorf("append to changelog %s: %w", tw.Table.Dest, err)
 		}
+		x.used[n] = x.used[n] || len(tw.Ops) > 0
 	}
+	return nil
+}
+
+func (x *logTx) Commit(ctx context.Context, states map[routes.TableRef]routes.State) error {
 	if err := cdc.Fail("before-state"); err != nil {
 		return err
 	}
 	for dest, s := range states {
-		if err := saveState(ctx, tx, dest, s); err != nil {
+		if err := saveState(ctx, x.tx, dest, s); err != nil {
 			return fmt.Errorf("%s: %w", dest, err)
 		}
 	}
 	if err := cdc.Fail("before-commit"); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := x.tx.Commit(); err != nil {
 		return fmt.Errorf("commit append: %w", err)
 	}
 	return nil
+}
+
+func (x *logTx) Rollback() {
+	if x.conn == nil {
+		return
+	}
+	if x.tx != nil {
+		x.tx.Rollback()
+	}
+	dropLogTemps(x.conn, len(x.temps))
+	x.conn.Close()
+	x.conn = nil
 }
 
 // AppendBaseline appends the bootstrap's staged rows to the log as 'B'

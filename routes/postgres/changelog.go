@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
@@ -18,50 +19,88 @@ var _ cdc.LogAppender = (*Endpoint)(nil)
 // logCols are the changelog columns after the source's, in order.
 var logCols = []string{cdc.ColOp, cdc.ColLSN, cdc.ColOrd, cdc.ColCommitTS}
 
-// AppendLog appends every op of a changelog window to its table's log and
-// saves the states, in one transaction. Per table: COPY the ops (with the
-// origin key and the names of Unchanged columns) into a temp table, fill
-// Unchanged columns from the key's latest version in the log, then one
-// INSERT … SELECT into the log. Nothing in the log is updated or deleted.
-func (e *Endpoint) AppendLog(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+// BeginLog creates the logs (and the state tables) that do not exist yet
+// and opens the run's one transaction on a connection of its own.
+func (e *Endpoint) BeginLog(ctx context.Context, tables []*cdc.Table) (cdc.LogTx, error) {
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("append changelog: %w", err)
+		return nil, fmt.Errorf("append changelog: %w", err)
 	}
-	defer conn.Release()
-	if err := ensureTables(ctx, conn.Conn(), cdc.NewWindow(), states); err != nil {
+	x := &logTx{conn: conn}
+	if err := x.begin(ctx, tables); err != nil {
+		conn.Release()
+		return nil, err
+	}
+	return x, nil
+}
+
+// logTx is one changelog run's transaction. Each Append COPYs a table's
+// ops (with the origin key and the names of Unchanged columns) into a temp
+// table, fills Unchanged columns from the key's latest version in the log,
+// then appends with one INSERT … SELECT. Nothing in the log is updated or
+// deleted.
+type logTx struct {
+	conn *pgxpool.Conn
+	tx   pgx.Tx
+	n    int // temp tables made so far
+}
+
+func (x *logTx) begin(ctx context.Context, tables []*cdc.Table) error {
+	states := map[routes.TableRef]routes.State{}
+	for _, t := range tables {
+		states[t.Dest] = routes.State{}
+	}
+	if err := ensureTables(ctx, x.conn.Conn(), cdc.NewWindow(), states); err != nil {
 		return err
 	}
-	for _, tw := range w.Tables {
-		if err := ensureLog(ctx, conn.Conn(), tw.Table); err != nil {
+	for _, t := range tables {
+		if err := ensureLog(ctx, x.conn.Conn(), t); err != nil {
 			return err
 		}
 	}
-	tx, err := conn.Begin(ctx)
+	tx, err := x.conn.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin append: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	for i, tw := range w.Sorted() {
-		if err := appendOps(ctx, tx, tw, i); err != nil {
+	x.tx = tx
+	return nil
+}
+
+func (x *logTx) Append(ctx context.Context, w *cdc.Window) error {
+	for _, tw := range w.Sorted() {
+		x.n++
+		if err := appendOps(ctx, x.tx, tw, x.n); err != nil {
 			return fmt.Errorf("append to changelog %s: %w", tw.Table.Dest, err)
 		}
 	}
+	return nil
+}
+
+func (x *logTx) Commit(ctx context.Context, states map[routes.TableRef]routes.State) error {
 	if err := cdc.Fail("before-state"); err != nil {
 		return err
 	}
 	for dest, s := range states {
-		if err := saveState(ctx, tx, dest, s); err != nil {
+		if err := saveState(ctx, x.tx, dest, s); err != nil {
 			return fmt.Errorf("%s: %w", dest, err)
 		}
 	}
 	if err := cdc.Fail("before-commit"); err != nil {
 		return err
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := x.tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit append: %w", err)
 	}
 	return nil
+}
+
+func (x *logTx) Rollback() {
+	if x.conn == nil {
+		return
+	}
+	x.tx.Rollback(context.Background())
+	x.conn.Release()
+	x.conn = nil
 }
 
 // AppendBaseline appends the bootstrap's staged rows to the log as 'B'
@@ -206,8 +245,8 @@ func appendOps(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, n int) error
 		}
 	}
 	all := joinIdents(append(append([]string(nil), t.Columns...), logCols...))
-	q = fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s ORDER BY %s, %s",
-		ident(t.Dest), all, all, tmp, quoteIdent(cdc.ColLSN), quoteIdent(cdc.ColOrd))
+	q = fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s ORDER BY %s, %s; DROP TABLE %s",
+		ident(t.Dest), all, all, tmp, quoteIdent(cdc.ColLSN), quoteIdent(cdc.ColOrd), tmp)
 	if _, err := tx.Exec(ctx, q); err != nil {
 		return fmt.Errorf("append: %w", err)
 	}
