@@ -14,7 +14,7 @@ const OpBaseline Op = 'B'
 // The columns a changelog adds to the source's.
 const (
 	ColOp       = "_weir_op"        // I, U, D, T or B
-	ColLSN      = "_weir_lsn"       // the transaction's position, as text that sorts (see LogPosition)
+	ColLSN      = "_weir_lsn"       // the transaction's position, as text that sorts in log order
 	ColOrd      = "_weir_ord"       // 1-based order of the op within its transaction; 0 for baseline rows
 	ColCommitTS = "_weir_commit_ts" // source commit time; the bootstrap time for baseline rows
 )
@@ -210,6 +210,10 @@ func OpenLog(ctx context.Context, dst routes.Destination, url string, tables []*
 // folded into the replica through a.
 func Finish(ctx context.Context, a Applier, ltx LogTx, w *Window, states map[routes.TableRef]routes.State) error {
 	if ltx == nil {
+		if w.Log {
+			// A replica apply would drop every op and still save the position.
+			return fmt.Errorf("cdc: a changelog window needs its LogTx (OpenLog)")
+		}
 		return a.ApplyWindow(ctx, w, states)
 	}
 	if err := ltx.Append(ctx, w); err != nil {
