@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,6 +28,28 @@ func (e *env) logSteps(steps []logStep) []string {
 		want = append(want, s.ops...)
 	}
 	return want
+}
+
+// runOK is run with runRetry.
+func (e *env) runOK() Result {
+	e.t.Helper()
+	res, err := e.runRetry()
+	if err != nil {
+		e.t.Fatalf("run: %v", err)
+	}
+	return res
+}
+
+// runRetry runs while the slot is still active for the walsender of the
+// run before (SQLSTATE 55006): a run that failed just now can hold it for
+// a moment.
+func (e *env) runRetry() (Result, error) {
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		res, err := Run(e.ctx, e.cfg)
+		if err == nil || !strings.Contains(err.Error(), "55006") || time.Now().After(deadline) {
+			return res, err
+		}
+	}
 }
 
 func (e *env) logOps(withBaseline bool) []string {
@@ -97,7 +120,7 @@ func changelog(t *testing.T, e *env, identity string) {
 UPDATE `+src+` SET name = 'during' WHERE id = 2; DELETE FROM `+src+` WHERE id = 3`)
 		return err
 	})
-	if res := e.run(); !res.Bootstrap || res.Rows != 50 {
+	if res := e.runOK(); !res.Bootstrap || res.Rows != 50 {
 		t.Fatalf("bootstrap = %+v, want 50 rows", res)
 	}
 	setFailpoint(t, nil)
@@ -107,7 +130,7 @@ UPDATE `+src+` SET name = 'during' WHERE id = 2; DELETE FROM `+src+` WHERE id = 
 	}
 	// The three statements above ran as one transaction.
 	want := []string{"I 900", "U 2", "D 3"}
-	e.run()
+	e.runOK()
 	e.assertLog("writes during the bootstrap", want)
 	e.assertCurrent("writes during the bootstrap")
 
@@ -124,7 +147,7 @@ UPDATE `+src+` SET name = 'during' WHERE id = 2; DELETE FROM `+src+` WHERE id = 
 		// In the same window as the insert: filled from it.
 		{`UPDATE ` + src + ` SET n = 2 WHERE id = 500`, []string{"U 500"}},
 	})...)
-	if res := e.run(); res.Appended != 13 {
+	if res := e.runOK(); res.Appended != 13 {
 		t.Errorf("run = %+v, want 13 ops appended", res)
 	}
 	e.assertLog("after the workload", want)
@@ -136,7 +159,7 @@ UPDATE `+src+` SET name = 'during' WHERE id = 2; DELETE FROM `+src+` WHERE id = 
 		{`UPDATE ` + src + ` SET n = n + 5 WHERE id = 500`, []string{"U 500"}},
 		{`UPDATE ` + src + ` SET id = 502, name = 'moved' WHERE id = 500`, []string{"D 500", "U 502"}},
 	})...)
-	e.run()
+	e.runOK()
 	e.assertLog("after the TOAST updates", want)
 	e.assertCurrent("after the TOAST updates")
 	q := fmt.Sprintf(`SELECT concat(count(DISTINCT md5(big)), ':', min(length(big))) FROM %s WHERE id IN (500, 502) AND _weir_op IN ('I', 'U')`, e.ddb.Table(e.dst.Name))
@@ -170,7 +193,7 @@ UPDATE `+src+` SET name = 'during' WHERE id = 2; DELETE FROM `+src+` WHERE id = 
 			}
 			return nil
 		}
-		if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
+		if _, err := e.runRetry(); err == nil || !strings.Contains(err.Error(), "injected") {
 			t.Fatalf("run failing at %s = %v, want the injected failure", stage, err)
 		}
 		cdc.FailHook = nil
@@ -178,12 +201,13 @@ UPDATE `+src+` SET name = 'during' WHERE id = 2; DELETE FROM `+src+` WHERE id = 
 			t.Fatalf("failure at %s changed the log", stage)
 		}
 	}
-	if res := e.run(); res.Truncates != 1 || res.Appended != 4 {
-		t.Errorf("re-run = %+v, want 4 ops, 1 truncate", res)
+	res, err := e.runRetry()
+	if err != nil || res.Truncates != 1 || res.Appended != 4 {
+		t.Errorf("re-run = %+v, %v; want 4 ops, 1 truncate", res, err)
 	}
 	e.assertLog("after the re-run", want)
 	e.assertCurrent("after truncate")
-	e.checkConfirmed(e.run().To)
+	e.checkConfirmed(e.runOK().To)
 	e.assertLog("after an idle run", want)
 }
 
@@ -195,7 +219,7 @@ func TestChangelog_KilledInApply(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			e := setupTo(t, kind)
 			e.cfg.Changelog = true
-			e.run()
+			e.runOK()
 			src := ident(e.src)
 			want := e.logSteps([]logStep{
 				{`UPDATE ` + src + ` SET id = 1000 WHERE id = 7`, []string{"D 7", "U 1000"}},
@@ -207,7 +231,7 @@ func TestChangelog_KilledInApply(t *testing.T) {
 			if got := e.logOps(true); !slices.Equal(got, before) {
 				t.Fatalf("killed append changed the log")
 			}
-			e.run()
+			e.runOK()
 			e.assertLog("re-run after the kill", want)
 			e.assertCurrent("re-run after the kill")
 		})
@@ -220,7 +244,7 @@ func TestChangelog_KilledInApply(t *testing.T) {
 func TestChangelog_Rebootstrap(t *testing.T) {
 	e := setup(t)
 	e.cfg.Changelog = true
-	e.run()
+	e.runOK()
 	name, _ := e.cfg.Name()
 	if err := dropSlot(e.ctx, e.conn, name); err != nil {
 		t.Fatal(err)
@@ -233,7 +257,7 @@ func TestChangelog_Rebootstrap(t *testing.T) {
 	if err := Drop(e.ctx, e.cfg); err != nil {
 		t.Fatal(err)
 	}
-	if res := e.run(); !res.Bootstrap {
+	if res := e.runOK(); !res.Bootstrap {
 		t.Fatalf("run after reset = %+v, want a bootstrap", res)
 	}
 	if got := e.logOps(true); len(got) != 100 || len(e.logOps(false)) != 0 {

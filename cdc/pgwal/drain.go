@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // idleWait bounds one wait for a message; on expiry the drain asks the
@@ -45,34 +46,26 @@ func (r *run) openStream(ctx context.Context, start pglogrepl.LSN) (*stream, err
 	}
 	// Best effort: without the privilege the keepalives still report progress.
 	r.src.Exec(ctx, `SELECT pg_logical_emit_message(false, 'weir', $1)`, r.runID)
-	// The walsender of a run that just ended can hold the slot for a moment
-	// (55006, "is active"): retry for a while, as dropSlot does.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if s.conn, err = pgconn.Connect(ctx, replicationURL(r.cfg.SourceURL)); err != nil {
-			return nil, fmt.Errorf("replication connection: %w", err)
-		}
-		err = pglogrepl.StartReplication(ctx, s.conn, r.name, start, pglogrepl.StartReplicationOptions{
-			PluginArgs: []string{"proto_version '1'", fmt.Sprintf("publication_names '%s'", r.name), "messages 'true'"}})
-		if err == nil {
-			return s, nil
-		}
-		s.conn.Close(context.WithoutCancel(ctx))
-		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != "55006" || time.Now().After(deadline) {
-			return nil, r.startErr(start, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+	if s.conn, err = pgconn.Connect(ctx, replicationURL(r.cfg.SourceURL)); err != nil {
+		return nil, fmt.Errorf("replication connection: %w", err)
 	}
+	err = pglogrepl.StartReplication(ctx, s.conn, r.name, start, pglogrepl.StartReplicationOptions{
+		PluginArgs: []string{"proto_version '1'", fmt.Sprintf("publication_names '%s'", r.name), "messages 'true'"}})
+	if err != nil {
+		s.conn.Close(context.WithoutCancel(ctx))
+		return nil, r.startErr(start, err)
+	}
+	return s, nil
 }
 
-// startErr turns "slot does not exist" into a *SlotLostError.
+// startErr turns "slot does not exist" into a *SlotLostError, and "slot is
+// active" into a lock (exit 75: another run streams from it, or a killed
+// run's server process has not ended yet).
 func (r *run) startErr(start pglogrepl.LSN, err error) error {
 	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "55006" {
+		return fmt.Errorf("start replication: %w (%s)", &routes.LockedError{Table: "replication slot " + r.name}, pgErr.Message)
+	}
 	if errors.As(err, &pgErr) && (pgErr.Code == "42704" || pgErr.Code == "55000") {
 		return fmt.Errorf("start replication: %w: %s", &SlotLostError{Slot: r.name, Position: start.String(), Reason: "cannot be used"}, pgErr.Message)
 	}
