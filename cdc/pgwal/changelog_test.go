@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // logStep is one source transaction of the changelog workload and the ops
@@ -46,7 +47,8 @@ func (e *env) runOK() Result {
 func (e *env) runRetry() (Result, error) {
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		res, err := Run(e.ctx, e.cfg)
-		if err == nil || !strings.Contains(err.Error(), "55006") || time.Now().After(deadline) {
+		busy := err != nil && (strings.Contains(err.Error(), "is active") || errors.Is(err, routes.ErrLocked))
+		if !busy || time.Now().After(deadline) {
 			return res, err
 		}
 	}
