@@ -23,7 +23,7 @@ func transferLogBased(ctx context.Context, src, dst string, opts TransferOptions
 		return nil, err
 	}
 	rep := &Report{RunID: routes.NewRunID(), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: routes.ModeLogBased}
-	res, err := capture.Run(ctx, src, dst, pairs, rep.RunID, opts.Changelog)
+	res, err := capture.RunWith(ctx, src, dst, pairs, rep.RunID, capture.Options{Changelog: opts.Changelog})
 	if err == nil {
 		rep.CDC = &res
 	}
@@ -76,5 +76,5 @@ func ResetLogBased(ctx context.Context, src, dst string, opts TransferOptions) e
 	if err != nil {
 		return err
 	}
-	return capture.Drop(ctx, src, dst, pairs, opts.Changelog)
+	return capture.DropWith(ctx, src, dst, pairs, capture.Options{Changelog: opts.Changelog})
 }

@@ -58,7 +58,7 @@ func (r *Runner) resetLogBased(ctx context.Context, t *dagfile.Task, to string) 
 	rep := newReport(t)
 	src, dst, pairs, err := r.logBasedPairs(t)
 	if err == nil {
-		err = capture.Drop(ctx, src, dst, pairs, t.Transfer.Changelog)
+		err = capture.DropWith(ctx, src, dst, pairs, capture.Options{Changelog: t.Transfer.Changelog})
 	}
 	rep.finish(err)
 	if err != nil {

@@ -92,7 +92,7 @@ func (r *Runner) runLogBased(ctx context.Context, t *dagfile.Task, rep *Report) 
 	if err != nil {
 		return err
 	}
-	res, err := capture.Run(ctx, src, dst, pairs, rep.RunID, t.Transfer.Changelog)
+	res, err := capture.RunWith(ctx, src, dst, pairs, rep.RunID, capture.Options{Changelog: t.Transfer.Changelog})
 	if err != nil {
 		return err
 	}
