@@ -267,3 +267,35 @@ func TestChangelog_Rebootstrap(t *testing.T) {
 	}
 	e.assertCurrent("after the re-bootstrap")
 }
+
+// TestChangelog_CommittedNotConfirmed: a run that dies after the
+// destination committed but before the slot was told re-reads those
+// transactions from the slot next time; they are skipped (committed before
+// the saved position), so the log holds every op once.
+func TestChangelog_CommittedNotConfirmed(t *testing.T) {
+	e := setup(t)
+	e.cfg.Changelog = true
+	e.runOK()
+	src := ident(e.src)
+	want := e.logSteps([]logStep{
+		{`UPDATE ` + src + ` SET name = 'x' WHERE id = 4`, []string{"U 4"}},
+		{`DELETE FROM ` + src + ` WHERE id = 5`, []string{"D 5"}},
+	})
+	setFailpoint(t, func(stage string) error {
+		if stage == "confirm" {
+			return errors.New("injected: no confirmation")
+		}
+		return nil
+	})
+	if _, err := e.runRetry(); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("run = %v, want the injected failure after the commit", err)
+	}
+	setFailpoint(t, nil)
+	e.assertLog("committed, not confirmed", want)
+	want = append(want, e.logSteps([]logStep{{`INSERT INTO ` + src + ` VALUES (70, 'new', 1, NULL)`, []string{"I 70"}}})...)
+	if res := e.runOK(); res.Appended != 1 {
+		t.Errorf("next run = %+v, want only the new op appended", res)
+	}
+	e.assertLog("after the next run", want)
+	e.assertCurrent("after the next run")
+}
