@@ -299,3 +299,36 @@ func TestChangelog_CommittedNotConfirmed(t *testing.T) {
 	e.assertLog("after the next run", want)
 	e.assertCurrent("after the next run")
 }
+
+// TestChangelog_TwoTables: one transaction over two captured tables (one
+// with a composite key, whose key changes) numbers its ops across both
+// logs, so the union of the logs ordered by (_weir_lsn, _weir_ord) is the
+// transaction's order.
+func TestChangelog_TwoTables(t *testing.T) {
+	e := setup(t)
+	e.cfg.Changelog = true
+	src2 := routes.TableRef{Schema: e.src.Schema, Name: "accounts"}
+	dst2 := routes.TableRef{Schema: e.dst.Schema, Name: "accounts"}
+	e.exec(`CREATE TABLE ` + ident(src2) + ` (region text, id bigint, balance numeric(12,2), PRIMARY KEY (region, id))`)
+	e.exec(`INSERT INTO ` + ident(src2) + ` SELECT 'eu', g, g * 1.5 FROM generate_series(1, 10) g`)
+	e.cfg.Tables = append(e.cfg.Tables, Pair{Source: src2, Dest: dst2})
+	e.runOK()
+	e.exec(`BEGIN; UPDATE ` + ident(e.src) + ` SET n = 0 WHERE id = 4;
+UPDATE ` + ident(src2) + ` SET region = 'us' WHERE id = 3; DELETE FROM ` + ident(src2) + ` WHERE id = 4;
+INSERT INTO ` + ident(e.src) + ` VALUES (99, 'x', 1, NULL); COMMIT`)
+	e.runOK()
+	q := fmt.Sprintf(`SELECT string_agg(op, ',' ORDER BY lsn, ord) FROM (
+  SELECT _weir_op || ' items ' || id AS op, _weir_lsn AS lsn, _weir_ord AS ord FROM %s WHERE _weir_op <> 'B'
+  UNION ALL
+  SELECT _weir_op || ' accounts ' || region || '/' || id, _weir_lsn, _weir_ord FROM %s WHERE _weir_op <> 'B') x`,
+		ident(e.dst), ident(dst2))
+	want := "U items 4,D accounts eu/3,U accounts us/3,D accounts eu/4,I items 99"
+	if got := e.ddb.Query(t, e.ctx, q); got != want {
+		t.Fatalf("ops across the logs = %s, want %s", got, want)
+	}
+	e.assertCurrent("items")
+	cols := []string{"region", "id", "balance"}
+	if s, d := e.sdb.Hash(t, e.ctx, "accounts", cols, "region, id"), e.ddb.Hash(t, e.ctx, "accounts"+cdc.CurrentSuffix, cols, "region, id"); s != d {
+		t.Fatalf("accounts__current %s != source %s", d, s)
+	}
+}
