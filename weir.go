@@ -72,6 +72,9 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 	if mode == routes.ModeLogBased {
 		return transferLogBased(ctx, src, dst, opts)
 	}
+	if opts.Changelog {
+		return nil, routes.BadInput("--changelog needs --mode log_based (it logs what change capture reads)")
+	}
 	s, d, err := openPair(ctx, src, dst)
 	if err != nil {
 		return nil, err

@@ -67,13 +67,18 @@ func onceCDC(t *testing.T, path string) map[string]any {
 
 func TestTransferCmd_LogBasedBadInput(t *testing.T) {
 	url := routestest.ServerURL(t, "WEIR_TEST_MYSQL")
-	tests := []struct{ name, table string }{
-		{"unqualified table", "t"},
-		{"no table", ""},
+	tests := []struct{ name, mode, table string }{
+		{"unqualified table", "log_based", "t"},
+		{"no table", "log_based", ""},
+		{"changelog without log_based", "merge", "test.t"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if code, _ := runCmd(t, "transfer", url, url, "--mode", "log_based", "--tables", tt.table); code != ExitBadInput {
+			args := []string{"transfer", url, url, "--mode", tt.mode, "--tables", tt.table}
+			if tt.mode != "log_based" {
+				args = append(args, "--changelog")
+			}
+			if code, _ := runCmd(t, args...); code != ExitBadInput {
 				t.Fatalf("exit %d, want %d", code, ExitBadInput)
 			}
 		})
