@@ -12,6 +12,7 @@ import (
 
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/routestest"
 )
 
 // logStep is one source transaction of the changelog workload and the ops
@@ -331,4 +332,25 @@ INSERT INTO ` + ident(e.src) + ` VALUES (99, 'x', 1, NULL); COMMIT`)
 	if s, d := e.sdb.Hash(t, e.ctx, "accounts", cols, "region, id"), e.ddb.Hash(t, e.ctx, "accounts"+cdc.CurrentSuffix, cols, "region, id"); s != d {
 		t.Fatalf("accounts__current %s != source %s", d, s)
 	}
+}
+
+// TestChangelog_OntoReplica: a changelog pointed at a replica's table is
+// bad input naming the table, not a lost slot.
+func TestChangelog_OntoReplica(t *testing.T) {
+	e := setup(t)
+	e.runOK() // a replica
+	cl := e.cfg
+	cl.Changelog = true
+	t.Cleanup(func() { // the changelog pair's slot, if any (e's cleanup drops the replica's)
+		ctx, cancel := routestest.CleanupContext()
+		defer cancel()
+		name, _ := cl.Name()
+		dropSlot(ctx, e.conn, name)
+	})
+	start := time.Now()
+	_, err := Run(e.ctx, cl)
+	if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "not a changelog") {
+		t.Fatalf("changelog onto a replica = %v, want bad input naming the table", err)
+	}
+	t.Logf("refused in %s", time.Since(start))
 }

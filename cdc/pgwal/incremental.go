@@ -18,11 +18,8 @@ func (r *run) incremental(ctx context.Context, pos string) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("saved position %q: %w", pos, err)
 	}
-	s, err := r.openStream(ctx, start)
-	if err != nil {
-		return res, err
-	}
-	defer s.close(ctx)
+	// The window first: a changelog's destination checks (a replica table is
+	// not a log) answer before the slot does.
 	w, ltx, err := r.window(ctx)
 	if err != nil {
 		return res, err
@@ -30,6 +27,11 @@ func (r *run) incremental(ctx context.Context, pos string) (Result, error) {
 	if ltx != nil {
 		defer ltx.Rollback()
 	}
+	s, err := r.openStream(ctx, start)
+	if err != nil {
+		return res, err
+	}
+	defer s.close(ctx)
 	if err := s.drain(ctx, w); err != nil {
 		return res, fmt.Errorf("drain slot %s from %s: %w", r.name, pos, err)
 	}
