@@ -23,11 +23,11 @@ func transferLogBased(ctx context.Context, src, dst string, opts TransferOptions
 		return nil, err
 	}
 	rep := &Report{RunID: routes.NewRunID(), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: routes.ModeLogBased}
-	res, err := capture.Run(ctx, src, dst, pairs, rep.RunID)
+	res, err := capture.RunWith(ctx, src, dst, pairs, rep.RunID, capture.Options{Changelog: opts.Changelog})
 	if err == nil {
 		rep.CDC = &res
 	}
-	rep.Rows = res.Rows + int64(res.Upserts+res.Deletes)
+	rep.Rows = res.Rows + int64(res.Upserts+res.Deletes+res.Appended)
 	for _, p := range pairs {
 		tr := TableReport{CopyResult: routes.CopyResult{Table: p.Source.String(), DestTable: p.Dest.String()}}
 		if err != nil {
@@ -76,5 +76,5 @@ func ResetLogBased(ctx context.Context, src, dst string, opts TransferOptions) e
 	if err != nil {
 		return err
 	}
-	return capture.Drop(ctx, src, dst, pairs)
+	return capture.DropWith(ctx, src, dst, pairs, capture.Options{Changelog: opts.Changelog})
 }

@@ -32,6 +32,7 @@ type TransferOptions struct {
 	Parallel      int         // pipes (default: CPU and memory aware)
 	ChunkBytes    int         // bytes per batch and pipe (default 4 MiB, thinned under a memory cap)
 	NoPassthrough bool        // force Arrow even where both ends speak one wire format
+	Changelog     bool        // log_based: append every change to the destination (docs/cdc.md), not a replica
 	Progress      *routes.Progress
 }
 
@@ -70,6 +71,9 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 	}
 	if mode == routes.ModeLogBased {
 		return transferLogBased(ctx, src, dst, opts)
+	}
+	if opts.Changelog {
+		return nil, routes.BadInput("--changelog needs --mode log_based (it logs what change capture reads)")
 	}
 	s, d, err := openPair(ctx, src, dst)
 	if err != nil {

@@ -13,6 +13,15 @@ import (
 type Window struct {
 	Tables  map[string]*TableWindow // by Table.Source.String()
 	Changes int                     // changes folded in
+	// Log makes Add keep every change in commit order (TableWindow.Ops)
+	// instead of folding: changelog mode (NewLogWindow).
+	Log   bool
+	txPos string // the position of the transaction being added (Log)
+	ord   int    // ops added of it so far (Log)
+	// Changelog streaming (OpenLog): the ops held now, all ops and
+	// truncates added, and where held ops go every LogFlushOps.
+	held, logged, truncates int
+	flush                   func() error
 }
 
 // TableWindow is one table's part of a Window.
@@ -20,7 +29,9 @@ type TableWindow struct {
 	Table     *Table
 	Truncated bool // a TRUNCATE happened: clear the table before the rest
 	Upserts   map[string]*Upsert
-	Deletes   map[string][]any // key values by encoded key
+	Deletes   map[string][]any  // key values by encoded key
+	Ops       []LogOp           // changelog mode: every change, in order
+	last      map[string]latest // changelog mode: each key's latest row in the window
 }
 
 // Upsert is the final version of one row in the window.
@@ -50,6 +61,13 @@ func (w *Window) Empty() bool { return w.Changes == 0 }
 
 // Add folds one change of table t into the window.
 func (w *Window) Add(t *Table, c Change) error {
+	if w.Log {
+		if err := w.addLog(t, c); err != nil {
+			return fmt.Errorf("log %s change of %s: %w", c.Op, t.Source, err)
+		}
+		w.Changes++
+		return nil
+	}
 	tw := w.table(t)
 	var err error
 	switch c.Op {

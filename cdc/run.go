@@ -15,13 +15,15 @@ type Result struct {
 	Upserts   int    `json:"upserts,omitempty"` // rows upserted after the fold
 	Deletes   int    `json:"deletes,omitempty"` // rows deleted after the fold
 	Truncates int    `json:"truncates,omitempty"`
-	From      string `json:"from,omitempty"` // the position the run started at
-	To        string `json:"to"`             // the position it committed
+	Appended  int    `json:"appended,omitempty"` // changelog: ops appended to the logs
+	From      string `json:"from,omitempty"`     // the position the run started at
+	To        string `json:"to"`                 // the position it committed
 }
 
 // Count fills the change counts of res from a folded window.
 func (res *Result) Count(w *Window) {
 	res.Changes = w.Changes
+	res.Appended, res.Truncates = w.logged, w.truncates
 	for _, tw := range w.Tables {
 		res.Upserts += len(tw.Upserts)
 		res.Deletes += len(tw.Deletes)

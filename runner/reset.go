@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/weirhq/weir/cdc/capture"
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
@@ -24,6 +25,12 @@ func (r *Runner) Reset(ctx context.Context, name, to string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.Kind == dagfile.KindTransfer && t.Transfer.Mode == string(routes.ModeLogBased) {
+		return r.resetLogBased(ctx, t, to)
+	}
+	if strings.TrimSpace(to) == "" {
+		return nil, routes.BadInput("reset of model task %s needs --to: earliest, latest or an offset", name)
+	}
 	if t.Kind != dagfile.KindModel {
 		return nil, routes.BadInput("reset moves a model's offsets; task %s is a %s, whose watermark follows its destination (use mode: replace to reload it)", name, t.Kind)
 	}
@@ -36,6 +43,26 @@ func (r *Runner) Reset(ctx context.Context, name, to string) (*Report, error) {
 	rep.finish(err)
 	if err != nil {
 		return rep, fmt.Errorf("reset %s: %w", name, err)
+	}
+	return rep, nil
+}
+
+// resetLogBased forgets a log_based task's saved positions and drops its
+// PostgreSQL slot and publication (capture.Drop), so the next run
+// bootstraps again; the destination tables stay. It takes no --to other
+// than earliest: the change log before now cannot be replayed.
+func (r *Runner) resetLogBased(ctx context.Context, t *dagfile.Task, to string) (*Report, error) {
+	if to = strings.TrimSpace(to); to != "" && to != "earliest" {
+		return nil, routes.BadInput("task %s is log_based: reset re-bootstraps it (omit --to, or --to earliest); %q is not a position it can move to", t.Name, to)
+	}
+	rep := newReport(t)
+	src, dst, pairs, err := r.logBasedPairs(t)
+	if err == nil {
+		err = capture.DropWith(ctx, src, dst, pairs, capture.Options{Changelog: t.Transfer.Changelog})
+	}
+	rep.finish(err)
+	if err != nil {
+		return rep, fmt.Errorf("reset %s: %w", t.Name, err)
 	}
 	return rep, nil
 }

@@ -88,34 +88,40 @@ func (r *Runner) copyTable(ctx context.Context, src routes.Source, dst routes.De
 // the first run bootstraps, later ones apply the changes logged since. The
 // report's offsets are the positions (from is empty after a bootstrap).
 func (r *Runner) runLogBased(ctx context.Context, t *dagfile.Task, rep *Report) error {
-	x := t.Transfer
-	if x.Changelog {
-		return fmt.Errorf("%w: task %s: changelog: true is not implemented yet (docs/cdc.md)", routes.ErrUnsupported, t.Name)
+	src, dst, pairs, err := r.logBasedPairs(t)
+	if err != nil {
+		return err
 	}
-	urls := make([]string, 2)
-	for i, conn := range []string{x.From, x.To} {
-		c := r.file.Connections[conn]
-		if c == nil {
-			return routes.BadInput("unknown connection %q", conn)
-		}
-		urls[i] = ResolveURL(c.URL(), r.file.Dir)
-	}
-	var pairs []cdc.Pair
-	for i, from := range t.Sources() {
-		pairs = append(pairs, cdc.Pair{Source: tableRef(from), Dest: tableRef(t.Sinks()[i])})
-	}
-	res, err := capture.Run(ctx, urls[0], urls[1], pairs, rep.RunID)
+	res, err := capture.RunWith(ctx, src, dst, pairs, rep.RunID, capture.Options{Changelog: t.Transfer.Changelog})
 	if err != nil {
 		return err
 	}
 	rep.CDC = &res
 	rep.RowsIn = res.Rows + int64(res.Changes)
-	rep.RowsOut = res.Rows + int64(res.Upserts+res.Deletes)
+	rep.RowsOut = res.Rows + int64(res.Upserts+res.Deletes+res.Appended)
 	rep.NothingNew = !res.Bootstrap && res.Changes == 0
 	for _, p := range pairs {
 		rep.Offsets[p.Source.String()] = OffsetRange{Table: p.Source.String(), From: res.From, To: res.To}
 	}
 	return nil
+}
+
+// logBasedPairs resolves a log_based task's source and destination URLs
+// and its (source, destination) table pairs.
+func (r *Runner) logBasedPairs(t *dagfile.Task) (src, dst string, pairs []cdc.Pair, err error) {
+	x := t.Transfer
+	urls := make([]string, 2)
+	for i, conn := range []string{x.From, x.To} {
+		c := r.file.Connections[conn]
+		if c == nil {
+			return "", "", nil, routes.BadInput("unknown connection %q", conn)
+		}
+		urls[i] = ResolveURL(c.URL(), r.file.Dir)
+	}
+	for i, from := range t.Sources() {
+		pairs = append(pairs, cdc.Pair{Source: tableRef(from), Dest: tableRef(t.Sinks()[i])})
+	}
+	return urls[0], urls[1], pairs, nil
 }
 
 // logBasedStatus reports the CDC position a log_based table committed (a

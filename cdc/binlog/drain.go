@@ -32,6 +32,7 @@ func (r *run) drain(ctx context.Context, from, to Position, w *cdc.Window) error
 		return fmt.Errorf("start binlog stream: %w", err)
 	}
 	d := newDecoder(r.tables)
+	d.tx = from.logText()
 	file := from.File
 	for {
 		ectx, cancel := context.WithTimeout(ctx, stallTimeout)
@@ -50,6 +51,9 @@ func (r *run) drain(ctx context.Context, from, to Position, w *cdc.Window) error
 		d.pos = ev.Header.LogPos
 		if err := d.event(ev, Position{File: file, Pos: ev.Header.LogPos}, w); err != nil {
 			return err
+		}
+		if endsTx(ev) {
+			d.tx = Position{File: file, Pos: ev.Header.LogPos}.logText()
 		}
 		if ev.Header.LogPos > 0 && !(Position{File: file, Pos: ev.Header.LogPos}).Before(to) {
 			return nil
@@ -85,6 +89,23 @@ type decoder struct {
 	tables map[string]*cdc.Table // by "schema.name"
 	maps   map[*replication.TableMapEvent]*layout
 	pos    uint32
+	// tx is where the current transaction starts (the end of the one
+	// before), as logText: every change of a transaction carries it as its
+	// Position, which makes it the transaction's id and order in a changelog.
+	tx string
+}
+
+// endsTx reports events after which a new transaction starts: the commit
+// (XID, or a COMMIT query for non-transactional tables) and any query other
+// than BEGIN (DDL and TRUNCATE are transactions of their own).
+func endsTx(ev *replication.BinlogEvent) bool {
+	switch e := ev.Event.(type) {
+	case *replication.XIDEvent:
+		return true
+	case *replication.QueryEvent:
+		return !strings.EqualFold(strings.TrimSpace(string(e.Query)), "BEGIN")
+	}
+	return false
 }
 
 func newDecoder(tables []*cdc.Table) *decoder {
@@ -103,9 +124,9 @@ func (d *decoder) event(ev *replication.BinlogEvent, at Position, w *cdc.Window)
 		if !ok {
 			return nil
 		}
-		return d.rows(e, op, cdc.Change{Op: op, Position: at.String(), Commit: commit}, w)
+		return d.rows(e, op, cdc.Change{Op: op, Position: d.tx, Commit: commit}, w)
 	case *replication.QueryEvent:
-		return d.query(e, cdc.Change{Op: cdc.OpTruncate, Position: at.String(), Commit: commit}, w)
+		return d.query(e, cdc.Change{Op: cdc.OpTruncate, Position: d.tx, Commit: commit}, w, at)
 	}
 	return nil
 }
@@ -170,7 +191,7 @@ var (
 
 // query folds a TRUNCATE of a captured table; an ALTER, DROP or RENAME of
 // one stops the run (schema changes are not followed).
-func (d *decoder) query(e *replication.QueryEvent, c cdc.Change, w *cdc.Window) error {
+func (d *decoder) query(e *replication.QueryEvent, c cdc.Change, w *cdc.Window, at Position) error {
 	q := string(e.Query)
 	if m := truncateRE.FindStringSubmatch(q); m != nil {
 		if t := d.tables[qualify(m[1], string(e.Schema))]; t != nil {
@@ -180,7 +201,7 @@ func (d *decoder) query(e *replication.QueryEvent, c cdc.Change, w *cdc.Window) 
 	}
 	if m := ddlRE.FindStringSubmatch(q); m != nil {
 		if t := d.tables[qualify(m[1], string(e.Schema))]; t != nil {
-			return fmt.Errorf("%s changed its schema at %s (%q): not followed; update %s and re-bootstrap (weir reset)", t.Source, c.Position, firstLine(q), t.Dest)
+			return fmt.Errorf("%s changed its schema at %s (%q): not followed; update %s and re-bootstrap (weir reset)", t.Source, at, firstLine(q), t.Dest)
 		}
 	}
 	return nil

@@ -29,6 +29,11 @@ func (p Position) String() string {
 	return s
 }
 
+// logText is the coordinate as a changelog's _weir_lsn: the offset
+// zero-padded to 10 digits, so text order is log order (binlog file names
+// carry a zero-padded sequence number).
+func (p Position) logText() string { return fmt.Sprintf("%s:%010d", p.File, p.Pos) }
+
 // ParsePosition reads what String wrote.
 func ParsePosition(s string) (Position, error) {
 	coord, gtid, _ := strings.Cut(s, " gtid=")

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	driver "github.com/go-sql-driver/mysql"
 
@@ -24,6 +25,9 @@ type Config struct {
 	DestURL   string // any destination that implements cdc.Applier
 	Tables    []Pair
 	RunID     string // optional; routes.NewRunID() when empty
+	// Changelog appends every change to the destination tables (with
+	// _weir_op, _weir_lsn, …) instead of keeping replicas of them.
+	Changelog bool
 }
 
 // run is one Run's connections and tables.
@@ -212,11 +216,23 @@ func (r *run) bootstrap(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	res.To = pos.String()
+	at := time.Now().UTC()
 	if err := fail("bootstrap-copy"); err != nil {
 		return res, err
 	}
+	var la cdc.LogAppender
+	if r.cfg.Changelog {
+		if la, err = cdc.AsLogAppender(r.dest, r.cfg.DestURL); err != nil {
+			return res, err
+		}
+	}
 	for _, t := range r.tables {
-		n, err := cdc.Bootstrap(ctx, r.source, r.dest, r.applier, t, pos.String(), r.runID)
+		var n int64
+		if la != nil {
+			n, err = cdc.BootstrapLog(ctx, r.source, r.dest, la, t, pos.String(), pos.logText(), at, r.runID)
+		} else {
+			n, err = cdc.Bootstrap(ctx, r.source, r.dest, r.applier, t, pos.String(), r.runID)
+		}
 		if err != nil {
 			return res, err
 		}
@@ -237,7 +253,14 @@ func (r *run) incremental(ctx context.Context, from Position) (Result, error) {
 	if err := checkRetained(ctx, r.db, from); err != nil {
 		return res, err
 	}
-	w := cdc.NewWindow()
+	w, ltx := cdc.NewWindow(), cdc.LogTx(nil)
+	if r.cfg.Changelog {
+		// Ops stream into the destination transaction opened here.
+		if w, ltx, err = cdc.OpenLog(ctx, r.dest, r.cfg.DestURL, r.tables); err != nil {
+			return res, err
+		}
+		defer ltx.Rollback()
+	}
 	if from.Before(to) {
 		if err := r.drain(ctx, from, to, w); err != nil {
 			return res, fmt.Errorf("drain binlog from %s to %s: %w", from, to, err)
@@ -245,7 +268,7 @@ func (r *run) incremental(ctx context.Context, from Position) (Result, error) {
 	} else {
 		to = from
 	}
-	if err := r.applier.ApplyWindow(ctx, w, r.states(to.String(), int64(w.Changes))); err != nil {
+	if err := cdc.Finish(ctx, r.applier, ltx, w, r.states(to.String(), int64(w.Changes))); err != nil {
 		return res, err
 	}
 	routes.Checkpoint("after-commit") // kill tests: committed, the report not printed yet

@@ -14,29 +14,47 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// Run bootstraps or drains the (src, dst, tables) pair once.
+// Options shape a pair's runs.
+type Options struct {
+	// Changelog: the destination tables are append-only logs of every
+	// change (docs/cdc.md) instead of replicas. Part of the pair's identity
+	// (the PostgreSQL slot's name).
+	Changelog bool
+}
+
+// Run bootstraps or drains the (src, dst, tables) pair once into replicas.
 func Run(ctx context.Context, src, dst string, tables []cdc.Pair, runID string) (cdc.Result, error) {
+	return RunWith(ctx, src, dst, tables, runID, Options{})
+}
+
+// RunWith is Run with options.
+func RunWith(ctx context.Context, src, dst string, tables []cdc.Pair, runID string, o Options) (cdc.Result, error) {
 	kind, err := kindOf(src, tables)
 	if err != nil {
 		return cdc.Result{}, err
 	}
 	if kind == pgwal.Scheme {
-		return pgwal.Run(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID})
+		return pgwal.Run(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID, Changelog: o.Changelog})
 	}
-	return binlog.Run(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID})
+	return binlog.Run(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID, Changelog: o.Changelog})
 }
 
 // Drop forgets the pair's position (and drops a PostgreSQL slot and
 // publication), so the next Run bootstraps again: weir reset.
 func Drop(ctx context.Context, src, dst string, tables []cdc.Pair) error {
+	return DropWith(ctx, src, dst, tables, Options{})
+}
+
+// DropWith is Drop with the options the pair runs with.
+func DropWith(ctx context.Context, src, dst string, tables []cdc.Pair, o Options) error {
 	kind, err := kindOf(src, tables)
 	if err != nil {
 		return err
 	}
 	if kind == pgwal.Scheme {
-		return pgwal.Drop(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables})
+		return pgwal.Drop(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, Changelog: o.Changelog})
 	}
-	return binlog.Drop(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables})
+	return binlog.Drop(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables, Changelog: o.Changelog})
 }
 
 // kindOf checks the pairs and names the capture for the source's scheme.

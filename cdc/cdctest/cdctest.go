@@ -153,3 +153,24 @@ func (d *DB) Hash(t testing.TB, ctx context.Context, table string, exprs []strin
 	}
 	return d.Query(t, ctx, q)
 }
+
+// LogOps returns a changelog table's ops in log order (_weir_lsn,
+// _weir_ord) as "op key", key being the text of keyExpr (empty for a
+// truncate); baseline rows are left out unless withBaseline.
+func (d *DB) LogOps(t testing.TB, ctx context.Context, table, keyExpr string, withBaseline bool) []string {
+	t.Helper()
+	where := "WHERE _weir_op <> 'B'"
+	if withBaseline {
+		where = ""
+	}
+	q := fmt.Sprintf(`SELECT string_agg(_weir_op || ' ' || coalesce((%s)::text, ''), ',' ORDER BY _weir_lsn, _weir_ord, (%[1]s)::text) FROM %s %s`, keyExpr, d.Table(table), where)
+	if d.Kind == "mysql" {
+		d.Exec(t, ctx, "SET SESSION group_concat_max_len = 1073741824")
+		q = fmt.Sprintf(`SELECT GROUP_CONCAT(CONCAT(_weir_op, ' ', COALESCE(CAST(%s AS CHAR), '')) ORDER BY _weir_lsn, _weir_ord, CAST(%[1]s AS CHAR) SEPARATOR ',') FROM %s %s`, keyExpr, d.Table(table), where)
+	}
+	s := d.Query(t, ctx, q)
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}

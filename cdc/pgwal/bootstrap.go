@@ -3,6 +3,9 @@ package pgwal
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/jackc/pglogrepl"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -50,8 +53,24 @@ func (r *run) bootstrap(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	res.To = slot.ConsistentPoint
+	var la cdc.LogAppender
+	if r.cfg.Changelog {
+		if la, err = cdc.AsLogAppender(r.dest, r.cfg.DestURL); err != nil {
+			return res, err
+		}
+	}
+	at := time.Now().UTC()
 	for _, t := range r.tables {
-		n, err := cdc.Bootstrap(ctx, r.source, r.dest, r.applier, &t.Table, slot.ConsistentPoint, r.runID)
+		var n int64
+		if la != nil {
+			lsn, perr := pglogrepl.ParseLSN(slot.ConsistentPoint)
+			if perr != nil {
+				return res, fmt.Errorf("consistent point %q: %w", slot.ConsistentPoint, perr)
+			}
+			n, err = cdc.BootstrapLog(ctx, r.source, r.dest, la, &t.Table, slot.ConsistentPoint, logLSN(lsn), at, r.runID)
+		} else {
+			n, err = cdc.Bootstrap(ctx, r.source, r.dest, r.applier, &t.Table, slot.ConsistentPoint, r.runID)
+		}
 		if err != nil {
 			return res, err
 		}

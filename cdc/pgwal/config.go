@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pglogrepl"
+
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
 )
@@ -24,6 +26,9 @@ type Config struct {
 	DestURL   string // postgres://…
 	Tables    []Pair
 	RunID     string // optional; routes.NewRunID() when empty
+	// Changelog appends every change to the destination tables (with
+	// _weir_op, _weir_lsn, …) instead of keeping replicas of them.
+	Changelog bool
 }
 
 func (c Config) validate() error {
@@ -54,6 +59,10 @@ func (c Config) Name() (string, error) {
 	fmt.Fprintf(h, "%s\x00%s", src.Identity(), dst.Identity())
 	for _, p := range c.Tables {
 		fmt.Fprintf(h, "\x00%s\x00%s", p.Source, p.Dest)
+	}
+	if c.Changelog {
+		// A changelog never shares a slot with a replica of the same pair.
+		h.Write([]byte("\x00changelog"))
 	}
 	return "weir_" + hex.EncodeToString(h.Sum(nil))[:20], nil
 }
@@ -86,6 +95,11 @@ func (e *SlotLostError) Error() string {
 
 // Is makes errors.Is(err, ErrSlotLost) true.
 func (e *SlotLostError) Is(target error) bool { return target == ErrSlotLost }
+
+// logLSN renders an LSN for a changelog's _weir_lsn: both halves
+// zero-padded to 8 hex digits, so text order is LSN order (and it still
+// casts to pg_lsn).
+func logLSN(lsn pglogrepl.LSN) string { return fmt.Sprintf("%08X/%08X", uint64(lsn)>>32, uint32(lsn)) }
 
 // replicationURL turns a postgres URL into one for a replication=database
 // connection.

@@ -101,7 +101,7 @@ func (d *decoder) change(w *cdc.Window, relID uint32, op cdc.Op, oldType uint8, 
 	if rel == nil {
 		return nil
 	}
-	c := cdc.Change{Op: op, Position: d.commitLSN.String(), Commit: d.commitAt}
+	c := cdc.Change{Op: op, Position: logLSN(d.commitLSN), Commit: d.commitAt}
 	if new != nil {
 		c.After = rel.row(new)
 	}

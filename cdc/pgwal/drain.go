@@ -161,6 +161,9 @@ func (s *stream) status(ctx context.Context, pos pglogrepl.LSN, reply bool) erro
 // confirm tells the slot that everything before pos is applied, so the
 // server may recycle that WAL; called only after the destination committed.
 func (s *stream) confirm(ctx context.Context, pos pglogrepl.LSN) error {
+	if err := fail("confirm"); err != nil { // tests: committed, never confirmed
+		return err
+	}
 	if err := s.status(ctx, pos, false); err != nil {
 		return fmt.Errorf("confirm %s to the slot (the destination has it; the next run re-reads and skips it): %w", pos, err)
 	}

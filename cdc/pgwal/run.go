@@ -27,9 +27,10 @@ type run struct {
 	tables  []*table
 }
 
-// failpoint, when set (tests), is called at named stages of the bootstrap
-// ("bootstrap-copy": the snapshot is exported, nothing is copied yet); an
-// error it returns aborts the run there.
+// failpoint, when set (tests), is called at named stages: "bootstrap-copy"
+// (the snapshot is exported, nothing is copied yet) and "confirm" (the
+// destination committed, the slot is not told yet); an error it returns
+// aborts the run there.
 var failpoint func(stage string) error
 
 func fail(stage string) error {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 )
 
@@ -12,17 +10,21 @@ func newResetCmd() *cobra.Command {
 	var file, task, to string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "reset --task NAME --to earliest|latest|OFFSET -f weir.yaml",
-		Short: "Move a model task's committed position (replay or skip)",
+		Use:   "reset --task NAME [--to earliest|latest|OFFSET] -f weir.yaml",
+		Short: "Move a model task's committed position, or re-bootstrap a log_based task",
 		Long: `Reset writes a model task's new position into its sink's state, the way a
 commit does (an empty append with the new offsets, in the sink's own
 transaction). earliest replays every source from its start, latest skips to
 each source's head, an OFFSET (single-source models) reads on after it. Rows
 already in the sink stay: an upsert replay rewrites them unchanged, an append
-replay adds them again. Exit 75 while another run holds the sink.`,
+replay adds them again. Exit 75 while another run holds the sink.
+
+For a log_based transfer task (no --to, or --to earliest), reset forgets the
+saved positions and drops the PostgreSQL replication slot and publication,
+so the next run bootstraps again; the destination tables stay.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := errors.Join(required("--task", task), required("--to", to)); err != nil {
+			if err := required("--task", task); err != nil {
 				return &ExitCodeError{Code: ExitBadInput, Err: err}
 			}
 			r, err := loadRunner(file)
@@ -37,7 +39,7 @@ replay adds them again. Exit 75 while another run holds the sink.`,
 	f := cmd.Flags()
 	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringVar(&task, "task", "", "the model task (required)")
-	f.StringVar(&to, "to", "", "earliest, latest or an offset (required)")
+	f.StringVar(&to, "to", "", "earliest, latest or an offset (required for model tasks)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON on stdout")
 	return cmd
 }

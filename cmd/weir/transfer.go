@@ -53,6 +53,7 @@ func newTransferCmd() *cobra.Command {
 	f.StringVar(&key, "primary-key", "", "merge key columns, comma-separated (default: the source's primary key)")
 	f.IntVar(&opts.Parallel, "parallel", 0, "pipes (default: fit to CPUs and the memory cap)")
 	f.IntVar(&opts.ChunkBytes, "chunk-bytes", 0, "bytes each pipe buffers (default 4 MiB, thinned under a memory cap)")
+	f.BoolVar(&opts.Changelog, "changelog", false, "log_based: append every change (with _weir_op, _weir_lsn, …) and a <table>__current view instead of a replica")
 	f.BoolVar(&opts.NoPassthrough, "no-passthrough", false, "decode through Arrow even when both ends speak one wire format")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON on stdout")
 	return cmd
@@ -88,9 +89,12 @@ func finish(rep *weir.Report, err error, asJSON bool) error {
 
 func printSummary(rep *weir.Report) {
 	if c := rep.CDC; c != nil {
-		if c.Bootstrap {
+		switch {
+		case c.Bootstrap:
 			fmt.Fprintf(os.Stderr, "log_based: bootstrap loaded %d rows at %s\n", c.Rows, c.To)
-		} else {
+		case c.Appended > 0:
+			fmt.Fprintf(os.Stderr, "log_based: %d changes appended to the changelog; %s → %s\n", c.Appended, c.From, c.To)
+		default:
 			fmt.Fprintf(os.Stderr, "log_based: %d changes → %d upserts, %d deletes, %d truncates; %s → %s\n",
 				c.Changes, c.Upserts, c.Deletes, c.Truncates, c.From, c.To)
 		}

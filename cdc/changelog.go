@@ -1,0 +1,265 @@
+package cdc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// OpBaseline marks a row of the bootstrap's full load in a changelog.
+const OpBaseline Op = 'B'
+
+// The columns a changelog adds to the source's.
+const (
+	ColOp       = "_weir_op"        // I, U, D, T or B
+	ColLSN      = "_weir_lsn"       // the transaction's position, as text that sorts in log order
+	ColOrd      = "_weir_ord"       // 1-based order of the op within its transaction; 0 for baseline rows
+	ColCommitTS = "_weir_commit_ts" // source commit time; the bootstrap time for baseline rows
+)
+
+// CurrentSuffix names the view that derives a changelog's current state.
+const CurrentSuffix = "__current"
+
+// BaselineSuffix names the table a changelog bootstrap loads before it
+// appends the rows to the log as baseline ops.
+const BaselineSuffix = "__weir_base"
+
+// LogOp is one operation of a changelog window, kept in commit order.
+type LogOp struct {
+	Op Op
+	// Row is aligned with Table.Columns: the new row of an insert or
+	// update (it may hold Unchanged: the appender fills it from the row's
+	// previous version in the log), what the source sent of the old row
+	// for a delete (the key at least; the rest nil when not sent), nil for
+	// a truncate.
+	Row []any
+	// Origin is the key the row's previous version has: where an appender
+	// reads Unchanged values from.
+	Origin   []any
+	Position string // the transaction's position (Change.Position)
+	Ord      int    // 1-based order within the transaction, across tables
+	Commit   time.Time
+}
+
+// Partial reports whether some column of the op's row is Unchanged.
+func (o *LogOp) Partial() bool {
+	for _, v := range o.Row {
+		if IsUnchanged(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewLogWindow returns an empty changelog window: Add keeps every change,
+// in order, instead of folding.
+func NewLogWindow() *Window { return &Window{Tables: map[string]*TableWindow{}, Log: true} }
+
+// addLog appends one change to its table's ops. An update that changes the
+// key becomes a D of the old key followed by a U of the new row, so a
+// log read per key stays right. Unchanged values are taken from the key's
+// previous version in this window when there is one (otherwise the
+// appender reads them from the log).
+func (w *Window) addLog(t *Table, c Change) error {
+	tw := w.table(t)
+	if tw.last == nil {
+		tw.last = map[string]latest{}
+	}
+	if c.Position != w.txPos || w.ord == 0 {
+		w.txPos, w.ord = c.Position, 0
+	}
+	op := func(o Op, row, origin []any) {
+		w.ord++
+		w.held++
+		w.logged++
+		tw.Ops = append(tw.Ops, LogOp{Op: o, Row: row, Origin: origin, Position: c.Position, Ord: w.ord, Commit: c.Commit})
+	}
+	switch c.Op {
+	case OpInsert:
+		key, err := t.keyOf(c.After)
+		if err != nil {
+			return err
+		}
+		tw.last[encodeKey(key)] = latest{c.After, key}
+		op(OpInsert, c.After, key)
+	case OpUpdate:
+		newKey, err := t.keyOf(c.After)
+		if err != nil {
+			return err
+		}
+		oldKey := c.Key
+		if oldKey == nil {
+			oldKey = newKey
+		}
+		ko, kn := encodeKey(oldKey), encodeKey(newKey)
+		row, origin := append([]any(nil), c.After...), oldKey
+		if prev, ok := tw.last[ko]; ok {
+			fillFrom(row, prev.row)
+			origin = prev.origin // where what is still Unchanged lives in the log
+		}
+		fillFrom(row, c.Before)
+		if ko != kn {
+			op(OpDelete, t.deleteRow(oldKey, c.Before), oldKey)
+			delete(tw.last, ko)
+		}
+		tw.last[kn] = latest{row, origin}
+		op(OpUpdate, row, origin)
+	case OpDelete:
+		if len(c.Key) != len(t.Key) {
+			return fmt.Errorf("delete carries %d key values for a %d-column key", len(c.Key), len(t.Key))
+		}
+		delete(tw.last, encodeKey(c.Key))
+		op(OpDelete, t.deleteRow(c.Key, c.Before), c.Key)
+	case OpTruncate:
+		tw.last = map[string]latest{}
+		w.truncates++
+		op(OpTruncate, nil, nil)
+	default:
+		return fmt.Errorf("unknown op %q", c.Op)
+	}
+	if w.flush != nil && w.held >= LogFlushOps {
+		return w.flushLog()
+	}
+	return nil
+}
+
+// latest is a key's latest row in a changelog window and the key its
+// first version had before the window (where Unchanged values are read).
+type latest struct{ row, origin []any }
+
+// deleteRow is what a delete logs: the whole old row when the source sent
+// it, else the key with every other column nil.
+func (t *Table) deleteRow(key, before []any) []any {
+	if len(before) == len(t.Columns) {
+		row := append([]any(nil), before...)
+		for i, v := range row {
+			if IsUnchanged(v) {
+				row[i] = nil
+			}
+		}
+		return row
+	}
+	row := make([]any, len(t.Columns))
+	for i, k := range t.Key {
+		row[k] = key[i]
+	}
+	return row
+}
+
+// Baseline is one table's bootstrap in changelog mode: the rows the full
+// load put into Staged become baseline ('B') ops of the log at Position.
+type Baseline struct {
+	Table    *Table
+	Staged   routes.TableRef // the loaded copy; dropped by the appender
+	Empty    bool            // the source was empty: Staged holds nothing of this run
+	Position string          // the log's position text (sorts with the ops')
+	At       time.Time       // the bootstrap time: the baseline's commit time
+	State    routes.State    // saved in the same transaction
+}
+
+// LogAppender is the destination capability changelog mode needs. Both
+// methods create the log tables (the source's columns, all nullable, and
+// the _weir_ columns) and their __current views when missing; the ops and
+// the state commit in ONE transaction. Nothing in a log is updated or
+// deleted.
+type LogAppender interface {
+	// BeginLog opens the destination transaction of one changelog run over
+	// tables.
+	BeginLog(ctx context.Context, tables []*Table) (LogTx, error)
+	// AppendBaseline appends the staged full load as baseline ops.
+	AppendBaseline(ctx context.Context, b Baseline) error
+}
+
+// LogTx is one open changelog transaction.
+type LogTx interface {
+	// Append appends the ops w holds, in order, filling Unchanged values
+	// from the row's latest version in the log (by LogOp.Origin; ops this
+	// transaction appended before count).
+	Append(ctx context.Context, w *Window) error
+	// Commit saves the states and commits.
+	Commit(ctx context.Context, states map[routes.TableRef]routes.State) error
+	// Rollback abandons the transaction; after Commit it does nothing.
+	Rollback()
+}
+
+// LogFlushOps bounds a changelog run's memory: every LogFlushOps ops the
+// window hands its ops to the open transaction and forgets them.
+var LogFlushOps = 20000
+
+// OpenLog begins a changelog run: a window whose ops stream into the
+// destination's open transaction every LogFlushOps ops. Finish appends the
+// rest and commits; Rollback the LogTx on any error.
+func OpenLog(ctx context.Context, dst routes.Destination, url string, tables []*Table) (*Window, LogTx, error) {
+	la, err := AsLogAppender(dst, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := la.BeginLog(ctx, tables)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := NewLogWindow()
+	w.flush = func() error { return tx.Append(ctx, w) }
+	return w, tx, nil
+}
+
+// Finish applies a run's window: the rest of a changelog window is
+// appended and committed with the states through ltx; any other window is
+// folded into the replica through a.
+func Finish(ctx context.Context, a Applier, ltx LogTx, w *Window, states map[routes.TableRef]routes.State) error {
+	if ltx == nil {
+		if w.Log {
+			// A replica apply would drop every op and still save the position.
+			return fmt.Errorf("cdc: a changelog window needs its LogTx (OpenLog)")
+		}
+		return a.ApplyWindow(ctx, w, states)
+	}
+	if err := ltx.Append(ctx, w); err != nil {
+		return err
+	}
+	return ltx.Commit(ctx, states)
+}
+
+// flushLog hands the held ops to the open transaction, then forgets them
+// and the window's latest rows: later fills read those from the log.
+func (w *Window) flushLog() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	for _, tw := range w.Tables {
+		tw.Ops, tw.last = nil, nil
+	}
+	w.held = 0
+	return nil
+}
+
+// AsLogAppender returns dst's LogAppender, or ErrUnsupported naming the
+// destination.
+func AsLogAppender(dst routes.Destination, url string) (LogAppender, error) {
+	a, ok := routes.As[LogAppender](dst)
+	if !ok {
+		return nil, fmt.Errorf("%w: log_based --changelog into %s: the destination cannot append a changelog (postgres and mysql can)", routes.ErrUnsupported, routes.Redact(url))
+	}
+	return a, nil
+}
+
+// BootstrapLog is Bootstrap for a changelog: load the table into
+// <dest>__weir_base with routes.Copy (replace; the route's bulk path), then
+// append those rows to the log as baseline ops at logPos and commit pos as
+// the table's position, in one transaction.
+func BootstrapLog(ctx context.Context, src routes.Source, dst routes.Destination, la LogAppender, t *Table, pos, logPos string, at time.Time, runID string) (int64, error) {
+	staged := routes.TableRef{Schema: t.Dest.Schema, Name: t.Dest.Name + BaselineSuffix}
+	cr, err := routes.Copy(ctx, src, dst, routes.CopySpec{
+		Table: t.Source, DestTable: staged, Mode: routes.ModeReplace, RunID: runID, Position: pos})
+	if err != nil {
+		return 0, fmt.Errorf("bootstrap %s → %s: %w", t.Source, staged, err)
+	}
+	b := Baseline{Table: t, Staged: staged, Empty: cr.KeptEmpty, Position: logPos, At: at,
+		State: routes.State{SourceID: t.Info.SourceID, Position: pos, RunID: runID, Rows: cr.Rows}}
+	if err := la.AppendBaseline(ctx, b); err != nil {
+		return 0, fmt.Errorf("bootstrap %s → changelog %s: %w", t.Source, t.Dest, err)
+	}
+	return cr.Rows, nil
+}
