@@ -89,11 +89,7 @@ func TestRun_Workload(t *testing.T) {
 	// chunk wrote) cross chunk boundaries.
 	for _, kind := range destinations {
 		for _, flush := range []int{0, 2} {
-			name := kind + "/default chunks"
-			if flush > 0 {
-				name = fmt.Sprintf("%s/chunks of %d", kind, flush)
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(chunksName(kind, flush), func(t *testing.T) {
 				if flush > 0 {
 					old := cdc.FlushChanges
 					cdc.FlushChanges = flush
@@ -103,6 +99,14 @@ func TestRun_Workload(t *testing.T) {
 			})
 		}
 	}
+}
+
+// chunksName names a subtest by destination and chunk size (0: default).
+func chunksName(kind string, flush int) string {
+	if flush == 0 {
+		return kind + "/default chunks"
+	}
+	return fmt.Sprintf("%s/chunks of %d", kind, flush)
 }
 
 func workloadRuns(t *testing.T, e *env) {
@@ -145,32 +149,44 @@ func workloadRuns(t *testing.T, e *env) {
 }
 
 func TestRun_FailureInsideApply(t *testing.T) {
+	// chunks of 2: every chunk applied, then the failure; none may land.
 	for _, kind := range destinations {
-		t.Run(kind, func(t *testing.T) {
-			e := setup(t, kind)
-			e.run()
-			e.workload()
-			e.exec(`TRUNCATE TABLE ` + e.src.Table("items"))
-			e.exec(`INSERT INTO ` + e.src.Table("items") + ` (id, name) VALUES (5, 'post')`)
-			before := e.dst.Hash(t, e.ctx, "items", exprs[kind], "id")
-			cdc.FailHook = func(s string) error {
-				if s == "before-commit" {
-					return errors.New("injected failure")
+		for _, flush := range []int{0, 2} {
+			t.Run(chunksName(kind, flush), func(t *testing.T) {
+				if flush > 0 {
+					old := cdc.FlushChanges
+					cdc.FlushChanges = flush
+					t.Cleanup(func() { cdc.FlushChanges = old })
 				}
-				return nil
-			}
-			t.Cleanup(func() { cdc.FailHook = nil })
-			if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
-				t.Fatalf("run with failure = %v, want the injected failure", err)
-			}
-			if got := e.dst.Hash(t, e.ctx, "items", exprs[kind], "id"); got != before {
-				t.Fatalf("failed apply changed the destination")
-			}
-			cdc.FailHook = nil
-			e.run()
-			e.assertEqual("re-run after failure")
-		})
+				failureInsideApply(t, setup(t, kind))
+			})
+		}
 	}
+}
+
+func failureInsideApply(t *testing.T, e *env) {
+	kind := e.dst.Kind
+	e.run()
+	e.workload()
+	e.exec(`TRUNCATE TABLE ` + e.src.Table("items"))
+	e.exec(`INSERT INTO ` + e.src.Table("items") + ` (id, name) VALUES (5, 'post')`)
+	before := e.dst.Hash(t, e.ctx, "items", exprs[kind], "id")
+	cdc.FailHook = func(s string) error {
+		if s == "before-commit" {
+			return errors.New("injected failure")
+		}
+		return nil
+	}
+	t.Cleanup(func() { cdc.FailHook = nil })
+	if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("run with failure = %v, want the injected failure", err)
+	}
+	if got := e.dst.Hash(t, e.ctx, "items", exprs[kind], "id"); got != before {
+		t.Fatalf("failed apply changed the destination")
+	}
+	cdc.FailHook = nil
+	e.run()
+	e.assertEqual("re-run after failure")
 }
 
 // TestRun_PurgedBinlog points the saved position at a binlog file the

@@ -246,6 +246,11 @@ func TestRun_FailureInsideApply(t *testing.T) {
 		for _, stage := range []string{"after-truncate", "before-state", "before-commit"} {
 			t.Run(kind+"/"+stage, func(t *testing.T) { failureInsideApply(t, setupTo(t, kind), stage) })
 		}
+		// Every chunk but the last applied, then the failure: none landed.
+		t.Run(kind+"/before-commit/chunks of 2", func(t *testing.T) {
+			setFlush(t, 2)
+			failureInsideApply(t, setupTo(t, kind), "before-commit")
+		})
 	}
 }
 
