@@ -119,10 +119,7 @@ func (w *Window) addLog(t *Table, c Change) error {
 	default:
 		return fmt.Errorf("unknown op %q", c.Op)
 	}
-	if w.flush != nil && w.held >= LogFlushOps {
-		return w.flushLog()
-	}
-	return nil
+	return w.flushFull()
 }
 
 // latest is a key's latest row in a changelog window and the key its
@@ -166,73 +163,12 @@ type Baseline struct {
 // deleted.
 type LogAppender interface {
 	// BeginLog opens the destination transaction of one changelog run over
-	// tables.
-	BeginLog(ctx context.Context, tables []*Table) (LogTx, error)
+	// tables. Its Flush appends the ops w holds, in order, filling
+	// Unchanged values from the row's latest version in the log (by
+	// LogOp.Origin; ops this transaction appended before count).
+	BeginLog(ctx context.Context, tables []*Table) (Tx, error)
 	// AppendBaseline appends the staged full load as baseline ops.
 	AppendBaseline(ctx context.Context, b Baseline) error
-}
-
-// LogTx is one open changelog transaction.
-type LogTx interface {
-	// Append appends the ops w holds, in order, filling Unchanged values
-	// from the row's latest version in the log (by LogOp.Origin; ops this
-	// transaction appended before count).
-	Append(ctx context.Context, w *Window) error
-	// Commit saves the states and commits.
-	Commit(ctx context.Context, states map[routes.TableRef]routes.State) error
-	// Rollback abandons the transaction; after Commit it does nothing.
-	Rollback()
-}
-
-// LogFlushOps bounds a changelog run's memory: every LogFlushOps ops the
-// window hands its ops to the open transaction and forgets them.
-var LogFlushOps = 20000
-
-// OpenLog begins a changelog run: a window whose ops stream into the
-// destination's open transaction every LogFlushOps ops. Finish appends the
-// rest and commits; Rollback the LogTx on any error.
-func OpenLog(ctx context.Context, dst routes.Destination, url string, tables []*Table) (*Window, LogTx, error) {
-	la, err := AsLogAppender(dst, url)
-	if err != nil {
-		return nil, nil, err
-	}
-	tx, err := la.BeginLog(ctx, tables)
-	if err != nil {
-		return nil, nil, err
-	}
-	w := NewLogWindow()
-	w.flush = func() error { return tx.Append(ctx, w) }
-	return w, tx, nil
-}
-
-// Finish applies a run's window: the rest of a changelog window is
-// appended and committed with the states through ltx; any other window is
-// folded into the replica through a.
-func Finish(ctx context.Context, a Applier, ltx LogTx, w *Window, states map[routes.TableRef]routes.State) error {
-	if ltx == nil {
-		if w.Log {
-			// A replica apply would drop every op and still save the position.
-			return fmt.Errorf("cdc: a changelog window needs its LogTx (OpenLog)")
-		}
-		return a.ApplyWindow(ctx, w, states)
-	}
-	if err := ltx.Append(ctx, w); err != nil {
-		return err
-	}
-	return ltx.Commit(ctx, states)
-}
-
-// flushLog hands the held ops to the open transaction, then forgets them
-// and the window's latest rows: later fills read those from the log.
-func (w *Window) flushLog() error {
-	if err := w.flush(); err != nil {
-		return err
-	}
-	for _, tw := range w.Tables {
-		tw.Ops, tw.last = nil, nil
-	}
-	w.held = 0
-	return nil
 }
 
 // AsLogAppender returns dst's LogAppender, or ErrUnsupported naming the

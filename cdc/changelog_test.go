@@ -69,13 +69,13 @@ func TestLogWindow_Add(t *testing.T) {
 	}
 }
 
-// TestLogWindow_Flush: every LogFlushOps ops the window hands them over
+// TestLogWindow_Flush: every FlushChanges ops the window hands them over
 // and forgets them (and its latest rows: fills then come from the log);
 // ordinals and counts go on across flushes.
 func TestLogWindow_Flush(t *testing.T) {
-	old := LogFlushOps
-	LogFlushOps = 2
-	t.Cleanup(func() { LogFlushOps = old })
+	old := FlushChanges
+	FlushChanges = 2
+	t.Cleanup(func() { FlushChanges = old })
 	tbl := testTable()
 	w := NewLogWindow()
 	var flushed []string

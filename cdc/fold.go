@@ -18,10 +18,11 @@ type Window struct {
 	Log   bool
 	txPos string // the position of the transaction being added (Log)
 	ord   int    // ops added of it so far (Log)
-	// Changelog streaming (OpenLog): the ops held now, all ops and
-	// truncates added, and where held ops go every LogFlushOps.
-	held, logged, truncates int
-	flush                   func() error
+	// Streaming (Open): the changes (ops) held now and where they go every
+	// FlushChanges; what earlier flushes handed over, for Result.Count.
+	held                                int
+	flush                               func() error
+	logged, truncates, upserts, deletes int
 }
 
 // TableWindow is one table's part of a Window.
@@ -86,6 +87,36 @@ func (w *Window) Add(t *Table, c Change) error {
 		return fmt.Errorf("fold %s change of %s: %w", c.Op, t.Source, err)
 	}
 	w.Changes++
+	w.held++
+	return w.flushFull()
+}
+
+// flushFull hands what the window holds to its open transaction once it
+// holds FlushChanges changes (ops), then forgets it: a replica's later
+// chunks read what they need (Unchanged values) from the destination, a
+// changelog's from the log, both as the same transaction wrote them.
+func (w *Window) flushFull() error {
+	if w.flush == nil || w.held < FlushChanges {
+		return nil
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	for _, tw := range w.Tables {
+		w.upserts += len(tw.Upserts)
+		w.deletes += len(tw.Deletes)
+		if tw.Truncated {
+			w.truncates++
+		}
+		tw.Ops, tw.last, tw.Truncated = nil, nil, false
+		if len(tw.Upserts) > 0 {
+			tw.Upserts = map[string]*Upsert{}
+		}
+		if len(tw.Deletes) > 0 {
+			tw.Deletes = map[string][]any{}
+		}
+	}
+	w.held = 0
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package cdc
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/weirhq/weir/routes"
@@ -91,5 +92,57 @@ func checkUpserts(t *testing.T, tw *TableWindow, want map[string][]any) {
 				t.Errorf("%s col %d = %v, want %v", key, i, got.Row[i], row[i])
 			}
 		}
+	}
+}
+
+// TestWindow_Flush: an opened window hands each chunk of FlushChanges
+// changes over folded, then holds nothing of it (memory is one chunk);
+// a chunk after a key change keeps the new key's origin for what it
+// cannot fill (the destination holds the earlier chunk's row by then);
+// the counts go on across chunks.
+func TestWindow_Flush(t *testing.T) {
+	old := FlushChanges
+	FlushChanges = 2
+	t.Cleanup(func() { FlushChanges = old })
+	tbl := testTable()
+	w := NewWindow()
+	type chunk struct {
+		upserts, deletes int
+		trunc            bool
+		origin           []any // of key 2's upsert, if any
+	}
+	var chunks []chunk
+	w.flush = func() error {
+		tw := w.Tables["s.t"]
+		c := chunk{upserts: len(tw.Upserts), deletes: len(tw.Deletes), trunc: tw.Truncated}
+		if u := tw.Upserts[k("2")]; u != nil {
+			c.origin = u.Origin
+		}
+		chunks = append(chunks, c)
+		return nil
+	}
+	for _, c := range []Change{
+		{Op: OpInsert, After: []any{"1", "a", "x"}},
+		{Op: OpUpdate, Key: []any{"1"}, After: []any{"2", "b", Unchanged}}, // chunk 1: delete 1, upsert 2 from 1
+		{Op: OpUpdate, After: []any{"2", "c", Unchanged}},
+		{Op: OpTruncate}, // chunk 2: truncate only (the update is discarded)
+		{Op: OpInsert, After: []any{"3", "d", "z"}},
+	} {
+		if err := w.Add(tbl, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []chunk{{1, 1, false, []any{"1"}}, {0, 0, true, nil}}
+	if fmt.Sprint(chunks) != fmt.Sprint(want) {
+		t.Fatalf("chunks %v, want %v", chunks, want)
+	}
+	tw := w.Tables["s.t"]
+	if len(tw.Upserts) != 1 || tw.Truncated || len(tw.Deletes) != 0 {
+		t.Fatalf("held after two chunks: %+v, want the one insert", tw)
+	}
+	var res Result
+	res.Count(w)
+	if res.Changes != 5 || res.Upserts != 2 || res.Deletes != 1 || res.Truncates != 1 {
+		t.Errorf("count = %+v, want 5 changes, 2 upserts, 1 delete, 1 truncate", res)
 	}
 }

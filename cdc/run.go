@@ -12,18 +12,21 @@ type Result struct {
 	Bootstrap bool   `json:"bootstrap"`         // this run was the first load
 	Rows      int64  `json:"rows,omitempty"`    // rows the bootstrap loaded
 	Changes   int    `json:"changes,omitempty"` // changes drained from the log
-	Upserts   int    `json:"upserts,omitempty"` // rows upserted after the fold
-	Deletes   int    `json:"deletes,omitempty"` // rows deleted after the fold
+	Upserts   int    `json:"upserts,omitempty"` // rows upserted after the fold (per chunk)
+	Deletes   int    `json:"deletes,omitempty"` // rows deleted after the fold (per chunk)
 	Truncates int    `json:"truncates,omitempty"`
 	Appended  int    `json:"appended,omitempty"` // changelog: ops appended to the logs
 	From      string `json:"from,omitempty"`     // the position the run started at
 	To        string `json:"to"`                 // the position it committed
 }
 
-// Count fills the change counts of res from a folded window.
+// Count fills the change counts of res from a window: what it flushed
+// before and what it holds. Upserts and deletes are counted per chunk (a
+// key changed in two chunks counts twice).
 func (res *Result) Count(w *Window) {
 	res.Changes = w.Changes
 	res.Appended, res.Truncates = w.logged, w.truncates
+	res.Upserts, res.Deletes = w.upserts, w.deletes
 	for _, tw := range w.Tables {
 		res.Upserts += len(tw.Upserts)
 		res.Deletes += len(tw.Deletes)

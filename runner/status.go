@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/cdc/capture"
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
@@ -20,7 +22,11 @@ type TaskStatus struct {
 	Committed bool           `json:"committed"` // the sink holds the task's offsets (false before its first commit)
 	Sources   []SourceStatus `json:"sources"`
 	Lag       int64          `json:"lag"` // sum of the sources' lag
-	Error     string         `json:"error,omitempty"`
+	// Log is a log_based task's place in its source's change log: the
+	// bytes of WAL/binlog behind, the slot's retained WAL, a lost slot or
+	// purged binlog (then Error says how to re-bootstrap).
+	Log   *cdc.LogLag `json:"log,omitempty"`
+	Error string      `json:"error,omitempty"`
 }
 
 // SourceStatus is one source of a task.
@@ -94,14 +100,43 @@ func (r *Runner) transferStatus(ctx context.Context, t *dagfile.Task, st *TaskSt
 		return err
 	}
 	var errs []error
+	if x.Mode == string(routes.ModeLogBased) {
+		lag, err := r.logLag(ctx, t)
+		if err != nil {
+			return err
+		}
+		st.Log = &lag
+		if lag.Lost {
+			errs = append(errs, fmt.Errorf("%s: re-bootstrap: weir reset --task %s, then run it again", lag.Problem, t.Name))
+		}
+	}
 	for i, from := range t.Sources() {
 		ss, err := transferSource(ctx, src, dst, x, from, t.Sinks()[i])
+		if st.Log != nil {
+			ss.Lag.Head, ss.Lag.Unit = st.Log.Head, "bytes"
+			ss.Lag.Behind, ss.Lag.Known = st.Log.Behind, st.Log.Known && ss.Lag.Position != ""
+		}
 		errs = append(errs, err)
 		st.Committed = st.Committed || ss.Lag.Position != ""
-		st.Lag += ss.Lag.Behind
 		st.Sources = append(st.Sources, ss)
+		if st.Log == nil {
+			st.Lag += ss.Lag.Behind
+		}
+	}
+	if st.Log != nil {
+		st.Lag = st.Log.Behind // one log for all the pair's tables
 	}
 	return errors.Join(errs...)
+}
+
+// logLag reads where a log_based task stands in its source's log
+// (capture.Status).
+func (r *Runner) logLag(ctx context.Context, t *dagfile.Task) (cdc.LogLag, error) {
+	src, dst, pairs, err := r.logBasedPairs(t)
+	if err != nil {
+		return cdc.LogLag{}, err
+	}
+	return capture.Status(ctx, src, dst, pairs, capture.Options{Changelog: t.Transfer.Changelog})
 }
 
 // transferSource is one table of a transfer: for append and merge its

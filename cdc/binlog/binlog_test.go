@@ -84,70 +84,109 @@ func (e *env) workload() {
 }
 
 func TestRun_Workload(t *testing.T) {
+	// chunks of 2: the window is applied two changes at a time inside the
+	// one transaction, so key changes and a TRUNCATE (of rows an earlier
+	// chunk wrote) cross chunk boundaries.
 	for _, kind := range destinations {
-		t.Run(kind, func(t *testing.T) {
-			e := setup(t, kind)
-			// Writes after the coordinate, before the load: the load
-			// sees them and the next run replays them.
-			setFailpoint(t, func(stage string) error {
-				if stage == "bootstrap-copy" {
-					e.workload()
+		for _, flush := range []int{0, 2} {
+			t.Run(chunksName(kind, flush), func(t *testing.T) {
+				if flush > 0 {
+					old := cdc.FlushChanges
+					cdc.FlushChanges = flush
+					t.Cleanup(func() { cdc.FlushChanges = old })
 				}
-				return nil
+				workloadRuns(t, setup(t, kind))
 			})
-			if res := e.run(); !res.Bootstrap || res.Rows == 0 {
-				t.Fatalf("bootstrap = %+v", res)
-			}
-			setFailpoint(t, nil)
-			if res := e.run(); res.Changes == 0 {
-				t.Fatalf("replay run = %+v, want the changes made during the bootstrap", res)
-			}
-			e.assertEqual("after replaying the bootstrap's changes")
-			e.exec(`UPDATE ` + e.src.Table("items") + ` SET n = n + 7, id = id + 2000 WHERE id IN (2, 3)`)
-			e.exec(`DELETE FROM ` + e.src.Table("items") + ` WHERE id = 30`)
-			e.run()
-			e.assertEqual("after the second window")
-			e.exec(`TRUNCATE TABLE ` + e.src.Table("items"))
-			e.exec(`INSERT INTO ` + e.src.Table("items") + ` (id, name) VALUES (1, 'after truncate'), (2, 'b')`)
-			e.exec(`UPDATE ` + e.src.Table("items") + ` SET name = 'B' WHERE id = 2`)
-			if res := e.run(); res.Truncates != 1 {
-				t.Errorf("truncates = %d, want 1 (%+v)", res.Truncates, res)
-			}
-			e.assertEqual("after truncate")
-			if res := e.run(); res.Changes != 0 {
-				t.Errorf("idle run = %+v, want no changes", res)
-			}
-		})
+		}
+	}
+}
+
+// chunksName names a subtest by destination and chunk size (0: default).
+func chunksName(kind string, flush int) string {
+	if flush == 0 {
+		return kind + "/default chunks"
+	}
+	return fmt.Sprintf("%s/chunks of %d", kind, flush)
+}
+
+func workloadRuns(t *testing.T, e *env) {
+	// Writes after the coordinate, before the load: the load
+	// sees them and the next run replays them.
+	setFailpoint(t, func(stage string) error {
+		if stage == "bootstrap-copy" {
+			e.workload()
+		}
+		return nil
+	})
+	if res := e.run(); !res.Bootstrap || res.Rows == 0 {
+		t.Fatalf("bootstrap = %+v", res)
+	}
+	setFailpoint(t, nil)
+	if res := e.run(); res.Changes == 0 {
+		t.Fatalf("replay run = %+v, want the changes made during the bootstrap", res)
+	}
+	e.assertEqual("after replaying the bootstrap's changes")
+	e.exec(`UPDATE ` + e.src.Table("items") + ` SET n = n + 7, id = id + 2000 WHERE id IN (2, 3)`)
+	e.exec(`DELETE FROM ` + e.src.Table("items") + ` WHERE id = 30`)
+	e.exec(`UPDATE ` + e.src.Table("items") + ` SET name = 'moved' WHERE id = 2002`)
+	e.exec(`UPDATE ` + e.src.Table("items") + ` SET id = 3003 WHERE id = 2003`)
+	e.run()
+	e.assertEqual("after the second window")
+	// Rows written before the TRUNCATE in the same run (an earlier
+	// chunk) must go too.
+	e.exec(`INSERT INTO ` + e.src.Table("items") + ` (id, name) VALUES (900, 'before truncate')`)
+	e.exec(`UPDATE ` + e.src.Table("items") + ` SET n = n + 1 WHERE id = 4`)
+	e.exec(`TRUNCATE TABLE ` + e.src.Table("items"))
+	e.exec(`INSERT INTO ` + e.src.Table("items") + ` (id, name) VALUES (1, 'after truncate'), (2, 'b')`)
+	e.exec(`UPDATE ` + e.src.Table("items") + ` SET name = 'B' WHERE id = 2`)
+	if res := e.run(); res.Truncates != 1 {
+		t.Errorf("truncates = %d, want 1 (%+v)", res.Truncates, res)
+	}
+	e.assertEqual("after truncate")
+	if res := e.run(); res.Changes != 0 {
+		t.Errorf("idle run = %+v, want no changes", res)
 	}
 }
 
 func TestRun_FailureInsideApply(t *testing.T) {
+	// chunks of 2: every chunk applied, then the failure; none may land.
 	for _, kind := range destinations {
-		t.Run(kind, func(t *testing.T) {
-			e := setup(t, kind)
-			e.run()
-			e.workload()
-			e.exec(`TRUNCATE TABLE ` + e.src.Table("items"))
-			e.exec(`INSERT INTO ` + e.src.Table("items") + ` (id, name) VALUES (5, 'post')`)
-			before := e.dst.Hash(t, e.ctx, "items", exprs[kind], "id")
-			cdc.FailHook = func(s string) error {
-				if s == "before-commit" {
-					return errors.New("injected failure")
+		for _, flush := range []int{0, 2} {
+			t.Run(chunksName(kind, flush), func(t *testing.T) {
+				if flush > 0 {
+					old := cdc.FlushChanges
+					cdc.FlushChanges = flush
+					t.Cleanup(func() { cdc.FlushChanges = old })
 				}
-				return nil
-			}
-			t.Cleanup(func() { cdc.FailHook = nil })
-			if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
-				t.Fatalf("run with failure = %v, want the injected failure", err)
-			}
-			if got := e.dst.Hash(t, e.ctx, "items", exprs[kind], "id"); got != before {
-				t.Fatalf("failed apply changed the destination")
-			}
-			cdc.FailHook = nil
-			e.run()
-			e.assertEqual("re-run after failure")
-		})
+				failureInsideApply(t, setup(t, kind))
+			})
+		}
 	}
+}
+
+func failureInsideApply(t *testing.T, e *env) {
+	kind := e.dst.Kind
+	e.run()
+	e.workload()
+	e.exec(`TRUNCATE TABLE ` + e.src.Table("items"))
+	e.exec(`INSERT INTO ` + e.src.Table("items") + ` (id, name) VALUES (5, 'post')`)
+	before := e.dst.Hash(t, e.ctx, "items", exprs[kind], "id")
+	cdc.FailHook = func(s string) error {
+		if s == "before-commit" {
+			return errors.New("injected failure")
+		}
+		return nil
+	}
+	t.Cleanup(func() { cdc.FailHook = nil })
+	if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("run with failure = %v, want the injected failure", err)
+	}
+	if got := e.dst.Hash(t, e.ctx, "items", exprs[kind], "id"); got != before {
+		t.Fatalf("failed apply changed the destination")
+	}
+	cdc.FailHook = nil
+	e.run()
+	e.assertEqual("re-run after failure")
 }
 
 // TestRun_PurgedBinlog points the saved position at a binlog file the

@@ -55,9 +55,9 @@ func TestChangelog(t *testing.T) {
 		for _, flush := range []int{0, 2} {
 			t.Run(fmt.Sprintf("%s/flush %d", kind, flush), func(t *testing.T) {
 				if flush > 0 {
-					old := cdc.LogFlushOps
-					cdc.LogFlushOps = flush
-					t.Cleanup(func() { cdc.LogFlushOps = old })
+					old := cdc.FlushChanges
+					cdc.FlushChanges = flush
+					t.Cleanup(func() { cdc.FlushChanges = old })
 				}
 				changelog(t, setup(t, kind))
 			})

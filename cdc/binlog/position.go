@@ -127,7 +127,12 @@ type PositionLostError struct {
 }
 
 func (e *PositionLostError) Error() string {
-	return fmt.Sprintf("binlog file %s of the saved position %s was purged (the oldest is %s); changes after it are unreadable: re-bootstrap with `weir reset` (drops the state) and run again",
+	return e.Loss() + ": re-bootstrap with `weir reset` (drops the state) and run again"
+}
+
+// Loss says what was lost, without the fix (weir status names the task's).
+func (e *PositionLostError) Loss() string {
+	return fmt.Sprintf("binlog file %s of the saved position %s was purged (the oldest is %s); changes after it are unreadable",
 		e.Position.File, e.Position, e.Oldest)
 }
 
@@ -137,31 +142,85 @@ func (e *PositionLostError) Is(target error) bool { return target == ErrPosition
 // checkRetained fails with a *PositionLostError when the server no longer
 // has the binlog file p is in.
 func checkRetained(ctx context.Context, db *sql.DB, p Position) error {
+	logs, err := binaryLogs(ctx, db)
+	if err != nil {
+		return err
+	}
+	return logs.retains(p)
+}
+
+// logFile is one row of SHOW BINARY LOGS.
+type logFile struct {
+	name string
+	size int64
+}
+
+type logFiles []logFile
+
+// binaryLogs lists the server's binlog files, oldest first, with their
+// sizes.
+func binaryLogs(ctx context.Context, db *sql.DB) (logFiles, error) {
 	rows, err := db.QueryContext(ctx, `SHOW BINARY LOGS`)
 	if err != nil {
-		return fmt.Errorf("list binary logs: %w", err)
+		return nil, fmt.Errorf("list binary logs: %w", err)
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
-	var oldest string
+	var out logFiles
 	for rows.Next() {
-		var name string
-		vals := []any{&name}
-		for range cols[1:] {
+		var f logFile
+		vals := []any{&f.name, &f.size} // MySQL 8 adds Encrypted
+		for range cols[2:] {
 			vals = append(vals, new(sql.RawBytes))
 		}
 		if err := rows.Scan(vals...); err != nil {
-			return fmt.Errorf("list binary logs: %w", err)
+			return nil, fmt.Errorf("list binary logs: %w", err)
 		}
-		if oldest == "" {
-			oldest = name
-		}
-		if name == p.File {
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list binary logs: %w", err)
+	}
+	return out, nil
+}
+
+func (l logFiles) oldest() string {
+	if len(l) == 0 {
+		return ""
+	}
+	return l[0].name
+}
+
+// retains fails with a *PositionLostError when p's file is not listed.
+func (l logFiles) retains(p Position) error {
+	for _, f := range l {
+		if f.name == p.File {
 			return nil
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("list binary logs: %w", err)
+	return &PositionLostError{Position: p, Oldest: l.oldest()}
+}
+
+// between is the bytes of binlog from p to head: the rest of p's file, the
+// files after it, and head's offset into its own. ok is false when p's
+// file is not listed.
+func (l logFiles) between(p, head Position) (n int64, ok bool) {
+	if p.File == head.File {
+		return max(int64(head.Pos)-int64(p.Pos), 0), true
 	}
-	return &PositionLostError{Position: p, Oldest: oldest}
+	in := false
+	for _, f := range l {
+		switch {
+		case f.name == p.File:
+			in, n = true, max(f.size-int64(p.Pos), 0)
+		case f.name == head.File:
+			if !in {
+				return 0, false
+			}
+			return n + int64(head.Pos), true
+		case in:
+			n += f.size
+		}
+	}
+	return 0, false
 }

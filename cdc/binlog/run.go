@@ -253,14 +253,13 @@ func (r *run) incremental(ctx context.Context, from Position) (Result, error) {
 	if err := checkRetained(ctx, r.db, from); err != nil {
 		return res, err
 	}
-	w, ltx := cdc.NewWindow(), cdc.LogTx(nil)
-	if r.cfg.Changelog {
-		// Ops stream into the destination transaction opened here.
-		if w, ltx, err = cdc.OpenLog(ctx, r.dest, r.cfg.DestURL, r.tables); err != nil {
-			return res, err
-		}
-		defer ltx.Rollback()
+	// Changes stream into the destination transaction opened here, every
+	// cdc.FlushChanges: memory is flat in the window's size.
+	w, tx, err := cdc.Open(ctx, r.dest, r.cfg.DestURL, r.tables, r.cfg.Changelog)
+	if err != nil {
+		return res, err
 	}
+	defer tx.Rollback()
 	if from.Before(to) {
 		if err := r.drain(ctx, from, to, w); err != nil {
 			return res, fmt.Errorf("drain binlog from %s to %s: %w", from, to, err)
@@ -268,7 +267,7 @@ func (r *run) incremental(ctx context.Context, from Position) (Result, error) {
 	} else {
 		to = from
 	}
-	if err := cdc.Finish(ctx, r.applier, ltx, w, r.states(to.String(), int64(w.Changes))); err != nil {
+	if err := cdc.Finish(ctx, tx, w, r.states(to.String(), int64(w.Changes))); err != nil {
 		return res, err
 	}
 	routes.Checkpoint("after-commit") // kill tests: committed, the report not printed yet

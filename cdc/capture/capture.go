@@ -76,3 +76,18 @@ func kindOf(src string, tables []cdc.Pair) (string, error) {
 	}
 	return "", fmt.Errorf("%w: log_based from %s: change capture reads postgres (WAL) and mysql/mariadb (binlog) sources", routes.ErrUnsupported, u)
 }
+
+// Status reports where the pair stands in its source's log (weir status):
+// the committed position, the log's end and the bytes between them, the
+// PostgreSQL slot's retained WAL, a lost slot or purged binlog. It reads
+// and changes nothing of the log.
+func Status(ctx context.Context, src, dst string, tables []cdc.Pair, o Options) (cdc.LogLag, error) {
+	kind, err := kindOf(src, tables)
+	if err != nil {
+		return cdc.LogLag{}, err
+	}
+	if kind == pgwal.Scheme {
+		return pgwal.Status(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, Changelog: o.Changelog})
+	}
+	return binlog.Status(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables, Changelog: o.Changelog})
+}

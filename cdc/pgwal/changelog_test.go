@@ -94,14 +94,14 @@ func TestChangelog(t *testing.T) {
 	}
 }
 
-// setFlush sets cdc.LogFlushOps for one test (0: the default).
+// setFlush sets cdc.FlushChanges for one test (0: the default).
 func setFlush(t *testing.T, n int) {
 	if n == 0 {
 		return
 	}
-	old := cdc.LogFlushOps
-	cdc.LogFlushOps = n
-	t.Cleanup(func() { cdc.LogFlushOps = old })
+	old := cdc.FlushChanges
+	cdc.FlushChanges = n
+	t.Cleanup(func() { cdc.FlushChanges = old })
 }
 
 func changelog(t *testing.T, e *env, identity string) {

@@ -89,8 +89,12 @@ type SlotLostError struct {
 }
 
 func (e *SlotLostError) Error() string {
-	return fmt.Sprintf("replication slot %s %s; changes after %s are unreadable: re-bootstrap with `weir reset` (drops the state) and run again",
-		e.Slot, e.Reason, e.Position)
+	return e.Loss() + ": re-bootstrap with `weir reset` (drops the state) and run again"
+}
+
+// Loss says what was lost, without the fix (weir status names the task's).
+func (e *SlotLostError) Loss() string {
+	return fmt.Sprintf("replication slot %s %s; changes after %s are unreadable", e.Slot, e.Reason, e.Position)
 }
 
 // Is makes errors.Is(err, ErrSlotLost) true.

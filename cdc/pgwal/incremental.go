@@ -11,23 +11,26 @@ import (
 )
 
 // incremental drains the slot from pos to the end of the WAL as of now,
-// applies the folded window with the new position in one destination
-// transaction, and only then confirms the position to the slot.
+// applies the folded window (in chunks) with the new position in one
+// destination transaction, and only then confirms the position to the slot.
 func (r *run) incremental(ctx context.Context, pos string) (Result, error) {
 	res := Result{From: pos, To: pos}
 	start, err := pglogrepl.ParseLSN(pos)
 	if err != nil {
 		return res, fmt.Errorf("saved position %q: %w", pos, err)
 	}
-	// The window first: a changelog's destination checks (a replica table is
-	// not a log) answer before the slot does.
-	w, ltx, err := r.window(ctx)
+	// The destination transaction first: a changelog's checks (a replica
+	// table is not a log) answer before the slot does. The window streams
+	// into it every cdc.FlushChanges changes: memory is flat in its size.
+	tables := make([]*cdc.Table, len(r.tables))
+	for i, t := range r.tables {
+		tables[i] = &t.Table
+	}
+	w, tx, err := cdc.Open(ctx, r.dest, r.cfg.DestURL, tables, r.cfg.Changelog)
 	if err != nil {
 		return res, err
 	}
-	if ltx != nil {
-		defer ltx.Rollback()
-	}
+	defer tx.Rollback()
 	s, err := r.openStream(ctx, start)
 	if err != nil {
 		return res, err
@@ -37,24 +40,11 @@ func (r *run) incremental(ctx context.Context, pos string) (Result, error) {
 		return res, fmt.Errorf("drain slot %s from %s: %w", r.name, pos, err)
 	}
 	end := s.received
-	if err := cdc.Finish(ctx, r.applier, ltx, w, r.states(end.String(), int64(w.Changes))); err != nil {
+	if err := cdc.Finish(ctx, tx, w, r.states(end.String(), int64(w.Changes))); err != nil {
 		return res, err
 	}
 	routes.Checkpoint("after-commit") // kill tests: committed, the slot not confirmed yet
 	res.To = end.String()
 	res.Count(w)
 	return res, s.confirm(ctx, end)
-}
-
-// window is the run's window: folded for a replica; for a changelog, one
-// whose ops stream into the destination transaction opened here.
-func (r *run) window(ctx context.Context) (*cdc.Window, cdc.LogTx, error) {
-	if !r.cfg.Changelog {
-		return cdc.NewWindow(), nil, nil
-	}
-	tables := make([]*cdc.Table, len(r.tables))
-	for i, t := range r.tables {
-		tables[i] = &t.Table
-	}
-	return cdc.OpenLog(ctx, r.dest, r.cfg.DestURL, tables)
 }

@@ -119,13 +119,22 @@ func (e *env) workload() {
 }
 
 func TestRun_Workload(t *testing.T) {
-	tests := []struct{ name, identity string }{
-		{"identity default", "DEFAULT"},
-		{"identity full", "FULL"},
+	// chunks of 2: the window is applied two changes at a time inside the
+	// one transaction, so key changes, TOAST fills (from rows an earlier
+	// chunk wrote) and a TRUNCATE (of rows an earlier chunk wrote) cross
+	// chunk boundaries.
+	tests := []struct {
+		name, identity string
+		flush          int
+	}{
+		{"identity default", "DEFAULT", 0},
+		{"identity full", "FULL", 0},
+		{"identity default/chunks of 2", "DEFAULT", 2},
 	}
 	for _, kind := range destinations {
 		for _, tt := range tests {
 			t.Run(kind+"/"+tt.name, func(t *testing.T) {
+				setFlush(t, tt.flush)
 				e := setupTo(t, kind)
 				e.exec(`ALTER TABLE ` + ident(e.src) + ` REPLICA IDENTITY ` + tt.identity)
 				e.workloadRuns()
@@ -149,11 +158,19 @@ func (e *env) workloadRuns() {
 	e.assertEqual("after workload")
 	// TOAST: the wide rows' big column is left unchanged ('u' in pgoutput),
 	// including across a key change.
+	// Then each again: in chunks of 2 these read rows the first chunk wrote.
 	e.exec(`UPDATE ` + ident(e.src) + ` SET n = n + 5 WHERE id = 500`)
 	e.exec(`UPDATE ` + ident(e.src) + ` SET id = 502, name = 'moved' WHERE id = 501`)
+	e.exec(`UPDATE ` + ident(e.src) + ` SET name = 'moved again' WHERE id = 502`)
+	e.exec(`UPDATE ` + ident(e.src) + ` SET id = 503 WHERE id = 500`)
 	e.run()
 	e.assertEqual("after TOAST updates")
 	e.checkToast(502)
+	e.checkToast(503)
+	// Rows written before the TRUNCATE in the same run (an earlier chunk)
+	// must go too.
+	e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (900, 'before truncate', 1, NULL)`)
+	e.exec(`UPDATE ` + ident(e.src) + ` SET n = n + 1 WHERE id = 2`)
 	e.exec(`TRUNCATE ` + ident(e.src))
 	e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (1, 'after truncate', 1, NULL), (2, 'b', 2, NULL)`)
 	e.exec(`UPDATE ` + ident(e.src) + ` SET name = 'B' WHERE id = 2`)
@@ -229,6 +246,11 @@ func TestRun_FailureInsideApply(t *testing.T) {
 		for _, stage := range []string{"after-truncate", "before-state", "before-commit"} {
 			t.Run(kind+"/"+stage, func(t *testing.T) { failureInsideApply(t, setupTo(t, kind), stage) })
 		}
+		// Every chunk but the last applied, then the failure: none landed.
+		t.Run(kind+"/before-commit/chunks of 2", func(t *testing.T) {
+			setFlush(t, 2)
+			failureInsideApply(t, setupTo(t, kind), "before-commit")
+		})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +169,80 @@ tasks:
 	}
 	if n := len(dst.LogOps(t, ctx, "t", "id", true)); n != 4 {
 		t.Errorf("log holds %d rows, want two baselines of 2", n)
+	}
+}
+
+// TestStatusCmd_LogBased: `weir status` on log_based tasks shows the bytes
+// of WAL / binlog behind and, for PostgreSQL, the slot's retained WAL and
+// wal_status; a dropped slot or a purged binlog file fails the status
+// (exit 1) with the fix: weir reset --task T.
+func TestStatusCmd_LogBased(t *testing.T) {
+	for _, kind := range []string{"postgres", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := routestest.Context(t, 2*time.Minute)
+			src, dst := cdctest.Open(t, ctx, kind), cdctest.Open(t, ctx, "postgres")
+			src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id int PRIMARY KEY, v varchar(20))")
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 'a'), (2, 'b')")
+			path := filepath.Join(t.TempDir(), "weir.yaml")
+			os.WriteFile(path, []byte(fmt.Sprintf(`version: 1
+connections:
+  app: %s
+  dw: %s
+tasks:
+  cdc:
+    transfer: {from: app, table: %s.t, to: dw, dest_table: %s.t, mode: log_based}
+`, src.URL, dst.URL, src.Schema, dst.Schema)), 0o644)
+			t.Cleanup(func() { runCmd(t, "reset", "--task", "cdc", "-f", path) })
+			onceCDC(t, path)
+			src.Exec(t, ctx, "UPDATE "+src.Table("t")+" SET v = 'B' WHERE id = 2")
+			code, out := runCmd(t, "status", "-f", path)
+			if code != ExitOK || !strings.Contains(out, " bytes") {
+				t.Fatalf("status exited %d, want the lag in bytes:\n%s", code, out)
+			}
+			if kind == "postgres" && !regexp.MustCompile(`slot weir_\w+ \(wal_status (reserved|extended)\) retains \d+ bytes`).MatchString(out) {
+				t.Errorf("status shows no slot line:\n%s", out)
+			}
+			code, out = runCmd(t, "status", "-f", path, "--json")
+			var sts []struct {
+				Log struct {
+					Behind int64 `json:"behind_bytes"`
+					Known  bool  `json:"known"`
+				} `json:"log"`
+			}
+			if err := json.Unmarshal([]byte(out), &sts); code != ExitOK || err != nil || len(sts) != 1 || !sts[0].Log.Known || sts[0].Log.Behind <= 0 {
+				t.Fatalf("status --json exited %d (%v), want bytes behind after an update:\n%s", code, err, out)
+			}
+			want := "does not exist"
+			if kind == "postgres" {
+				cfg := pgwal.Config{SourceURL: src.URL, DestURL: dst.URL, Tables: []pgwal.Pair{{Source: src.Ref("t"), Dest: dst.Ref("t")}}}
+				slot, _ := cfg.Name()
+				dropSlot(t, src, slot)
+			} else {
+				want = "was purged"
+				dst.Exec(t, ctx, "UPDATE "+dst.Table("_weir_state")+" SET position = 'mysql-bin.000000:4'")
+			}
+			code, out = runCmd(t, "status", "-f", path)
+			if code != ExitFailure || !strings.Contains(out, want) || !strings.Contains(out, "re-bootstrap: weir reset --task cdc") {
+				t.Fatalf("status with the log lost exited %d, want %d naming %q and the fix:\n%s", code, ExitFailure, want, out)
+			}
+		})
+	}
+}
+
+// dropSlot drops a replication slot, waiting for the walsender of the
+// run that used it to end (the slot is active for a moment after).
+func dropSlot(t *testing.T, src *cdctest.DB, slot string) {
+	t.Helper()
+	ctx := routestest.Context(t, 30*time.Second)
+	for {
+		if src.Query(t, ctx, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active`, slot) == "1" {
+			src.Exec(t, ctx, `SELECT pg_drop_replication_slot($1)`, slot)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("slot %s stayed active", slot)
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }

@@ -23,8 +23,12 @@ func newStatusCmd() *cobra.Command {
 		Long: `Status reads each task's offsets from its sink (where they are committed
 with the data) and each source's head, and prints the lag between them: in
 offsets for integer cursors and Iceberg snapshots, seconds for time cursors,
-the table's row estimate before a first commit. It changes nothing. It exits
-1 when a task could not be inspected (its row says why).`,
+the table's row estimate before a first commit. A log_based task's lag is
+the bytes of WAL or binlog from its committed position to the log's end;
+below the table, its PostgreSQL slot's retained WAL, confirmed position and
+wal_status. It changes nothing. It exits 1 when a task could not be
+inspected, or when a log_based task's slot or binlog file is gone (its row
+says why and how to re-bootstrap).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := loadRunner(file)
@@ -78,6 +82,22 @@ func statusTable(w io.Writer, sts []runner.TaskStatus) {
 		}
 	}
 	tw.Flush()
+	for _, st := range sts {
+		if l := st.Log; l != nil && l.Slot != "" && !l.Lost && l.WALStatus != "" {
+			fmt.Fprintf(w, "%s: slot %s (wal_status %s) retains %s of WAL; confirmed %s, %s behind the WAL end\n",
+				st.Task, l.Slot, l.WALStatus, bytesText(l.Retained), orDash(l.Confirmed), bytesText(l.ConfirmedBehind))
+		}
+	}
+}
+
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%d bytes (%.1f GiB)", n, float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%d bytes (%.1f MiB)", n, float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func lagText(s runner.SourceStatus) string {
@@ -88,6 +108,9 @@ func lagText(s runner.SourceStatus) string {
 		return "-"
 	case !s.Lag.Known:
 		return "?"
+	}
+	if s.Lag.Unit == "bytes" {
+		return bytesText(s.Lag.Behind)
 	}
 	return fmt.Sprintf("%d %s", s.Lag.Behind, s.Lag.Unit)
 }

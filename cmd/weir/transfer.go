@@ -30,10 +30,11 @@ func newTransferCmd() *cobra.Command {
 			opts.Mode = routes.Mode(mode)
 			opts.Progress = &routes.Progress{}
 			if opts.Mode != routes.ModeLogBased {
-				// A log_based run holds its folded window (one entry per
-				// changed key), which the pipes' budget knows nothing of: a
-				// limit below it made the collector run back to back (half
-				// the CPU of a 200K-change run). It keeps Go's defaults.
+				// A log_based run holds one chunk of its window (bounded by
+				// cdc.FlushChanges, not by the pipes' budget) and keeps Go's
+				// defaults: under the bulk modes' limit and pacing a 1M-change
+				// PG run took 35–45% more CPU to save 9–25 MiB
+				// (bench/README.md, Batch CDC).
 				limitMemory(opts.Parallel, opts.ChunkBytes)
 			}
 			stop := startProgress(opts.Progress)

@@ -18,40 +18,127 @@ import (
 
 var _ cdc.Applier = (*Endpoint)(nil)
 
-// ApplyWindow applies every table of w and saves each table's state, in
-// one InnoDB transaction. Per table, set-based: LOAD DATA the upserts (with
-// their origin key and the indexes of their Unchanged columns) into a
-// session temp table, fill Unchanged columns from the destination's rows
-// under the origin key, DELETE every row if a TRUNCATE happened (TRUNCATE
-// TABLE would commit), DELETE … JOIN the deleted keys, then INSERT …
-// SELECT … ON DUPLICATE KEY UPDATE. The temp tables are created before the
-// transaction begins and dropped after it ends.
-func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+// BeginApply creates the missing destination and state tables of a
+// replica run and two session temp tables per table (upserts, deleted
+// keys), all before the transaction (DDL commits in MySQL), then begins
+// the run's one InnoDB transaction. Each Flush applies a folded chunk per
+// table, set-based: LOAD DATA the upserts (with their origin key and the
+// indexes of their Unchanged columns), fill Unchanged columns from the
+// destination's rows under the origin key (earlier chunks' rows included),
+// DELETE every row if a TRUNCATE happened (TRUNCATE TABLE would commit),
+// DELETE … JOIN the deleted keys, then INSERT … SELECT … ON DUPLICATE KEY
+// UPDATE. The temp tables are emptied between chunks and dropped after the
+// transaction ends.
+func (e *Endpoint) BeginApply(ctx context.Context, tables []*cdc.Table) (cdc.Tx, error) {
+	dests := make([]routes.TableRef, len(tables))
+	for i, t := range tables {
+		dests[i] = t.Dest
+	}
+	return e.beginApply(ctx, tables, dests)
+}
+
+func (e *Endpoint) beginApply(ctx context.Context, tables []*cdc.Table, dests []routes.TableRef) (*applyTx, error) {
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("apply: %w", err)
+		return nil, fmt.Errorf("apply: %w", err)
 	}
-	defer conn.Close()
-	if err := e.ensureTables(ctx, conn, w, states); err != nil {
+	x := &applyTx{conn: conn, temps: map[routes.TableRef]int{}, used: map[int]bool{}}
+	if err := x.begin(ctx, e, tables, dests); err != nil {
+		x.Rollback()
+		return nil, err
+	}
+	return x, nil
+}
+
+// ApplyWindow applies one small window and saves states in one
+// transaction (cdc.Applier).
+func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+	var tables []*cdc.Table
+	for _, tw := range w.Sorted() {
+		tables = append(tables, tw.Table)
+	}
+	var dests []routes.TableRef
+	for d := range states {
+		dests = append(dests, d)
+	}
+	x, err := e.beginApply(ctx, tables, dests)
+	if err != nil {
 		return err
 	}
-	tables := w.Sorted()
-	defer dropTemps(conn, len(tables))
-	for i, tw := range tables {
-		if err := createTemps(ctx, conn, tw, i); err != nil {
-			return fmt.Errorf("apply to %s: %w", tw.Table.Dest, err)
-		}
+	defer x.Rollback()
+	return cdc.Finish(ctx, x, w, states)
+}
+
+// applyTx is one replica run's transaction.
+type applyTx struct {
+	conn  *sql.Conn
+	tx    *sql.Tx
+	temps map[routes.TableRef]int // destination → its temp tables' number
+	used  map[int]bool            // temp tables holding an earlier chunk's rows
+}
+
+func (x *applyTx) begin(ctx context.Context, e *Endpoint, tables []*cdc.Table, dests []routes.TableRef) error {
+	if err := e.ensureTables(ctx, x.conn, tables, dests); err != nil {
+		return err
 	}
-	tx, err := conn.BeginTx(ctx, nil)
+	for i, t := range tables {
+		if err := createTemps(ctx, x.conn, t, i); err != nil {
+			return fmt.Errorf("apply to %s: %w", t.Dest, err)
+		}
+		x.temps[t.Dest] = i
+	}
+	tx, err := x.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin apply: %w", err)
 	}
-	defer tx.Rollback()
-	for i, tw := range tables {
-		if err := applyTable(ctx, tx, tw, i); err != nil {
+	x.tx = tx
+	return nil
+}
+
+func (x *applyTx) Flush(ctx context.Context, w *cdc.Window) error {
+	for _, tw := range w.Sorted() {
+		if !tw.Truncated && len(tw.Upserts) == 0 && len(tw.Deletes) == 0 {
+			continue
+		}
+		n, ok := x.temps[tw.Table.Dest]
+		if !ok {
+			return fmt.Errorf("apply to %s: not a table of this run", tw.Table.Dest)
+		}
+		for _, tmp := range []string{upTemp(n), delTemp(n)} {
+			if !x.used[n] {
+				break
+			}
+			if _, err := x.tx.ExecContext(ctx, "DELETE FROM "+tmp); err != nil {
+				return fmt.Errorf("apply to %s: empty %s: %w", tw.Table.Dest, tmp, err)
+			}
+		}
+		x.used[n] = true
+		if err := applyTable(ctx, x.tx, tw, n); err != nil {
 			return fmt.Errorf("apply to %s: %w", tw.Table.Dest, err)
 		}
 	}
+	return nil
+}
+
+func (x *applyTx) Commit(ctx context.Context, states map[routes.TableRef]routes.State) error {
+	return commitStates(ctx, x.tx, states, "apply")
+}
+
+func (x *applyTx) Rollback() {
+	if x.conn == nil {
+		return
+	}
+	if x.tx != nil {
+		x.tx.Rollback()
+	}
+	dropTemps(x.conn, len(x.temps))
+	x.conn.Close()
+	x.conn = nil
+}
+
+// commitStates saves the states and commits: the end of every run's
+// transaction, replica or changelog.
+func commitStates(ctx context.Context, tx *sql.Tx, states map[routes.TableRef]routes.State, what string) error {
 	if err := cdc.Fail("before-state"); err != nil {
 		return err
 	}
@@ -64,28 +151,33 @@ func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[ro
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit apply: %w", err)
+		return fmt.Errorf("commit %s: %w", what, err)
 	}
 	return nil
 }
 
-// ensureTables creates the state tables and any destination table that
-// does not exist yet, with the DDL the bulk route's staging table gets.
-func (e *Endpoint) ensureTables(ctx context.Context, conn *sql.Conn, w *cdc.Window, states map[routes.TableRef]routes.State) error {
-	for dest := range states {
+// ensureTables creates the state tables of dests and any table that does
+// not exist yet, with the DDL the bulk route's staging table gets.
+func (e *Endpoint) ensureTables(ctx context.Context, conn *sql.Conn, tables []*cdc.Table, dests []routes.TableRef) error {
+	schemas := map[string]bool{}
+	for _, dest := range dests {
+		if schemas[dest.Schema] {
+			continue
+		}
+		schemas[dest.Schema] = true
 		if _, err := conn.ExecContext(ctx, stateDDL(dest.Schema, e.flavor)); err != nil {
 			return fmt.Errorf("create state table for %s: %w", dest, err)
 		}
 	}
-	for _, tw := range w.Tables {
-		info, key := tw.Table.Info, tw.Table.KeyNames()
+	for _, t := range tables {
+		info, key := t.Info, t.KeyNames()
 		if info == nil {
 			continue
 		}
 		q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s",
-			ident(tw.Table.Dest), columnDefs(stagedColumns(info, key), key), e.flavor.binCollation())
+			ident(t.Dest), columnDefs(stagedColumns(info, key), key), e.flavor.binCollation())
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("create %s: %w", tw.Table.Dest, err)
+			return fmt.Errorf("create %s: %w", t.Dest, err)
 		}
 	}
 	return nil
@@ -97,8 +189,7 @@ func delTemp(n int) string { return fmt.Sprintf("_weir_cdc_del_%d", n) }
 // createTemps creates the table's two temp tables with the destination's
 // column types; the outer join makes every column nullable (an Unchanged
 // value is staged as NULL until it is filled).
-func createTemps(ctx context.Context, conn *sql.Conn, tw *cdc.TableWindow, n int) error {
-	t := tw.Table
+func createTemps(ctx context.Context, conn *sql.Conn, t *cdc.Table, n int) error {
 	origin := make([]string, len(t.Key))
 	for i, k := range t.Key {
 		origin[i] = fmt.Sprintf("d.%s AS _weir_o_%d", quoteIdent(t.Columns[k]), i)

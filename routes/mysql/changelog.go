@@ -23,7 +23,7 @@ func logTemp(n int) string { return fmt.Sprintf("_weir_cdc_log_%d", n) }
 // BeginLog creates the logs (and the state tables) that do not exist yet
 // and a temp table per log, all before the transaction (DDL commits in
 // MySQL), then begins the run's one InnoDB transaction.
-func (e *Endpoint) BeginLog(ctx context.Context, tables []*cdc.Table) (cdc.LogTx, error) {
+func (e *Endpoint) BeginLog(ctx context.Context, tables []*cdc.Table) (cdc.Tx, error) {
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("append changelog: %w", err)
@@ -36,7 +36,7 @@ func (e *Endpoint) BeginLog(ctx context.Context, tables []*cdc.Table) (cdc.LogTx
 	return x, nil
 }
 
-// logTx is one changelog run's transaction. Each Append LOAD DATAs a
+// logTx is one changelog run's transaction. Each Flush LOAD DATAs a
 // table's ops (with the origin key and the indexes of Unchanged columns)
 // into the table's temp table, fills Unchanged columns from the key's
 // latest version in the log, then appends with one INSERT … SELECT.
@@ -45,15 +45,15 @@ type logTx struct {
 	conn  *sql.Conn
 	tx    *sql.Tx
 	temps map[routes.TableRef]int // log → its temp table's number
-	used  map[int]bool            // temp tables holding an earlier Append's ops
+	used  map[int]bool            // temp tables holding an earlier Flush's ops
 }
 
 func (x *logTx) begin(ctx context.Context, e *Endpoint, tables []*cdc.Table) error {
-	states := map[routes.TableRef]routes.State{}
-	for _, t := range tables {
-		states[t.Dest] = routes.State{}
+	dests := make([]routes.TableRef, len(tables))
+	for i, t := range tables {
+		dests[i] = t.Dest
 	}
-	if err := e.ensureTables(ctx, x.conn, cdc.NewWindow(), states); err != nil {
+	if err := e.ensureTables(ctx, x.conn, nil, dests); err != nil {
 		return err
 	}
 	for i, t := range tables {
@@ -73,7 +73,7 @@ func (x *logTx) begin(ctx context.Context, e *Endpoint, tables []*cdc.Table) err
 	return nil
 }
 
-func (x *logTx) Append(ctx context.Context, w *cdc.Window) error {
+func (x *logTx) Flush(ctx context.Context, w *cdc.Window) error {
 	for _, tw := range w.Sorted() {
 		n, ok := x.temps[tw.Table.Dest]
 		if !ok {
@@ -93,21 +93,7 @@ func (x *logTx) Append(ctx context.Context, w *cdc.Window) error {
 }
 
 func (x *logTx) Commit(ctx context.Context, states map[routes.TableRef]routes.State) error {
-	if err := cdc.Fail("before-state"); err != nil {
-		return err
-	}
-	for dest, s := range states {
-		if err := saveState(ctx, x.tx, dest, s); err != nil {
-			return fmt.Errorf("%s: %w", dest, err)
-		}
-	}
-	if err := cdc.Fail("before-commit"); err != nil {
-		return err
-	}
-	if err := x.tx.Commit(); err != nil {
-		return fmt.Errorf("commit append: %w", err)
-	}
-	return nil
+	return commitStates(ctx, x.tx, states, "append")
 }
 
 func (x *logTx) Rollback() {
@@ -134,7 +120,7 @@ func (e *Endpoint) AppendBaseline(ctx context.Context, b cdc.Baseline) error {
 	}
 	defer conn.Close()
 	t := b.Table
-	if err := e.ensureTables(ctx, conn, cdc.NewWindow(), map[routes.TableRef]routes.State{t.Dest: b.State}); err != nil {
+	if err := e.ensureTables(ctx, conn, nil, []routes.TableRef{t.Dest}); err != nil {
 		return err
 	}
 	if err := e.ensureLog(ctx, conn, t); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
@@ -14,32 +15,95 @@ import (
 
 var _ cdc.Applier = (*Endpoint)(nil)
 
-// ApplyWindow applies every table of w and saves each table's state, in
-// one transaction. Per table: load the upserts into a temp table (text
-// COPY: pgoutput sends each type's text output, which its input accepts;
-// typed values are rendered as text), fill their Unchanged columns from the
-// rows the destination holds under Upsert.Origin, TRUNCATE if one happened,
-// DELETE … USING the deleted keys, then INSERT … ON CONFLICT (key) DO
-// UPDATE. Nothing is done row by row.
-func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+// BeginApply creates the missing destination and state tables of a
+// replica run and opens its one transaction on a connection of its own.
+// Each Flush applies a folded chunk per table: load the upserts into a
+// temp table (text COPY: pgoutput sends each type's text output, which its
+// input accepts; typed values are rendered as text), fill their Unchanged
+// columns from the rows the destination holds under Upsert.Origin (earlier
+// chunks' rows included), TRUNCATE if one happened, DELETE … USING the
+// deleted keys, then INSERT … ON CONFLICT (key) DO UPDATE, and drop the
+// temp tables. Nothing is done row by row.
+func (e *Endpoint) BeginApply(ctx context.Context, tables []*cdc.Table) (cdc.Tx, error) {
+	dests := make([]routes.TableRef, len(tables))
+	for i, t := range tables {
+		dests[i] = t.Dest
+	}
+	return e.beginApply(ctx, tables, dests)
+}
+
+func (e *Endpoint) beginApply(ctx context.Context, tables []*cdc.Table, dests []routes.TableRef) (*applyTx, error) {
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("apply: %w", err)
+		return nil, fmt.Errorf("apply: %w", err)
 	}
-	defer conn.Release()
-	if err := ensureTables(ctx, conn.Conn(), w, states); err != nil {
-		return err
+	if err := ensureTables(ctx, conn.Conn(), tables, dests); err != nil {
+		conn.Release()
+		return nil, err
 	}
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("begin apply: %w", err)
+		conn.Release()
+		return nil, fmt.Errorf("begin apply: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	for i, tw := range w.Sorted() {
-		if err := applyTable(ctx, tx, tw, i); err != nil {
+	return &applyTx{conn: conn, tx: tx}, nil
+}
+
+// ApplyWindow applies one small window and saves states in one
+// transaction (cdc.Applier).
+func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
+	var tables []*cdc.Table
+	for _, tw := range w.Sorted() {
+		tables = append(tables, tw.Table)
+	}
+	var dests []routes.TableRef
+	for d := range states {
+		dests = append(dests, d)
+	}
+	x, err := e.beginApply(ctx, tables, dests)
+	if err != nil {
+		return err
+	}
+	defer x.Rollback()
+	return cdc.Finish(ctx, x, w, states)
+}
+
+// applyTx is one replica run's transaction.
+type applyTx struct {
+	conn *pgxpool.Conn
+	tx   pgx.Tx
+	n    int // temp tables made so far: each chunk's are new
+}
+
+func (x *applyTx) Flush(ctx context.Context, w *cdc.Window) error {
+	for _, tw := range w.Sorted() {
+		if !tw.Truncated && len(tw.Upserts) == 0 && len(tw.Deletes) == 0 {
+			continue
+		}
+		x.n++
+		if err := applyTable(ctx, x.tx, tw, x.n); err != nil {
 			return fmt.Errorf("apply to %s: %w", tw.Table.Dest, err)
 		}
 	}
+	return nil
+}
+
+func (x *applyTx) Commit(ctx context.Context, states map[routes.TableRef]routes.State) error {
+	return commitStates(ctx, x.tx, states, "apply")
+}
+
+func (x *applyTx) Rollback() {
+	if x.conn == nil {
+		return
+	}
+	x.tx.Rollback(context.Background())
+	x.conn.Release()
+	x.conn = nil
+}
+
+// commitStates saves the states and commits: the end of every run's
+// transaction, replica or changelog.
+func commitStates(ctx context.Context, tx pgx.Tx, states map[routes.TableRef]routes.State, what string) error {
 	if err := cdc.Fail("before-state"); err != nil {
 		return err
 	}
@@ -52,29 +116,34 @@ func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[ro
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("commit apply: %w", err)
+		return fmt.Errorf("commit %s: %w", what, err)
 	}
 	return nil
 }
 
-// ensureTables creates the state tables and any destination table that
-// does not exist yet (from the source's probe, as the bulk route would).
-func ensureTables(ctx context.Context, conn *pgx.Conn, w *cdc.Window, states map[routes.TableRef]routes.State) error {
-	for dest := range states {
+// ensureTables creates the state tables of dests and any table that does
+// not exist yet (from the source's probe, as the bulk route would).
+func ensureTables(ctx context.Context, conn *pgx.Conn, tables []*cdc.Table, dests []routes.TableRef) error {
+	schemas := map[string]bool{}
+	for _, dest := range dests {
+		if schemas[dest.Schema] {
+			continue
+		}
+		schemas[dest.Schema] = true
 		q := "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(dest.Schema) + "; " + stateDDL(dest.Schema)
 		if _, err := conn.Exec(ctx, q); err != nil {
 			return fmt.Errorf("create state table for %s: %w", dest, err)
 		}
 	}
-	for _, tw := range w.Tables {
-		info := tw.Table.Info
+	for _, t := range tables {
+		info := t.Info
 		if info == nil {
 			continue
 		}
 		q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s, PRIMARY KEY (%s))",
-			ident(tw.Table.Dest), columnDefs(info), joinIdents(tw.Table.KeyNames()))
+			ident(t.Dest), columnDefs(info), joinIdents(t.KeyNames()))
 		if _, err := conn.Exec(ctx, q); err != nil {
-			return fmt.Errorf("create %s: %w", tw.Table.Dest, err)
+			return fmt.Errorf("create %s: %w", t.Dest, err)
 		}
 	}
 	return nil
@@ -100,7 +169,9 @@ func applyTable(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, n int) erro
 	if len(tw.Upserts) == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, upsertSQL(t, up)); err != nil {
+	// Dropped now, not at commit: a run's chunks would keep the whole
+	// window in temp tables until then.
+	if _, err := tx.Exec(ctx, upsertSQL(t, up)+"; DROP TABLE "+up); err != nil {
 		return fmt.Errorf("upsert: %w", err)
 	}
 	return nil
@@ -170,7 +241,7 @@ func applyDeletes(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, tmp strin
 	if _, err := tx.Conn().PgConn().CopyFrom(ctx, &buf, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, keys)); err != nil {
 		return fmt.Errorf("copy deletes: %w", err)
 	}
-	q = fmt.Sprintf("DELETE FROM %s d USING %s x WHERE %s", ident(t.Dest), tmp, keyMatch(t, "d", "x", false))
+	q = fmt.Sprintf("DELETE FROM %s d USING %s x WHERE %s; DROP TABLE %s", ident(t.Dest), tmp, keyMatch(t, "d", "x", false), tmp)
 	if _, err := tx.Exec(ctx, q); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}

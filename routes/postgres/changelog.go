@@ -21,7 +21,7 @@ var logCols = []string{cdc.ColOp, cdc.ColLSN, cdc.ColOrd, cdc.ColCommitTS}
 
 // BeginLog creates the logs (and the state tables) that do not exist yet
 // and opens the run's one transaction on a connection of its own.
-func (e *Endpoint) BeginLog(ctx context.Context, tables []*cdc.Table) (cdc.LogTx, error) {
+func (e *Endpoint) BeginLog(ctx context.Context, tables []*cdc.Table) (cdc.Tx, error) {
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("append changelog: %w", err)
@@ -34,7 +34,7 @@ func (e *Endpoint) BeginLog(ctx context.Context, tables []*cdc.Table) (cdc.LogTx
 	return x, nil
 }
 
-// logTx is one changelog run's transaction. Each Append COPYs a table's
+// logTx is one changelog run's transaction. Each Flush COPYs a table's
 // ops (with the origin key and the names of Unchanged columns) into a temp
 // table, fills Unchanged columns from the key's latest version in the log,
 // then appends with one INSERT … SELECT. Nothing in the log is updated or
@@ -46,11 +46,11 @@ type logTx struct {
 }
 
 func (x *logTx) begin(ctx context.Context, tables []*cdc.Table) error {
-	states := map[routes.TableRef]routes.State{}
-	for _, t := range tables {
-		states[t.Dest] = routes.State{}
+	dests := make([]routes.TableRef, len(tables))
+	for i, t := range tables {
+		dests[i] = t.Dest
 	}
-	if err := ensureTables(ctx, x.conn.Conn(), cdc.NewWindow(), states); err != nil {
+	if err := ensureTables(ctx, x.conn.Conn(), nil, dests); err != nil {
 		return err
 	}
 	for _, t := range tables {
@@ -66,7 +66,7 @@ func (x *logTx) begin(ctx context.Context, tables []*cdc.Table) error {
 	return nil
 }
 
-func (x *logTx) Append(ctx context.Context, w *cdc.Window) error {
+func (x *logTx) Flush(ctx context.Context, w *cdc.Window) error {
 	for _, tw := range w.Sorted() {
 		x.n++
 		if err := appendOps(ctx, x.tx, tw, x.n); err != nil {
@@ -77,21 +77,7 @@ func (x *logTx) Append(ctx context.Context, w *cdc.Window) error {
 }
 
 func (x *logTx) Commit(ctx context.Context, states map[routes.TableRef]routes.State) error {
-	if err := cdc.Fail("before-state"); err != nil {
-		return err
-	}
-	for dest, s := range states {
-		if err := saveState(ctx, x.tx, dest, s); err != nil {
-			return fmt.Errorf("%s: %w", dest, err)
-		}
-	}
-	if err := cdc.Fail("before-commit"); err != nil {
-		return err
-	}
-	if err := x.tx.Commit(ctx); err != nil {
-		return fmt.Errorf("commit append: %w", err)
-	}
-	return nil
+	return commitStates(ctx, x.tx, states, "append")
 }
 
 func (x *logTx) Rollback() {
@@ -113,8 +99,7 @@ func (e *Endpoint) AppendBaseline(ctx context.Context, b cdc.Baseline) error {
 	}
 	defer conn.Release()
 	t := b.Table
-	states := map[routes.TableRef]routes.State{t.Dest: b.State}
-	if err := ensureTables(ctx, conn.Conn(), cdc.NewWindow(), states); err != nil {
+	if err := ensureTables(ctx, conn.Conn(), nil, []routes.TableRef{t.Dest}); err != nil {
 		return err
 	}
 	if err := ensureLog(ctx, conn.Conn(), t); err != nil {
