@@ -197,7 +197,8 @@ func (f *Fixture) Exec(t testing.TB, ctx context.Context, qs ...string) {
 
 // Read returns the conformance table's rows by id, and false if it does
 // not exist. amount is read back as text with two decimals, ts as UTC
-// (TIMESTAMP or DATETIME, whichever the source's type mapped to).
+// (TIMESTAMP or DATETIME, whichever the source's type mapped to), flag
+// from BOOL or INT64.
 func (f *Fixture) Read(t testing.TB, ctx context.Context, name string) ([]routestest.Row, bool) {
 	t.Helper()
 	if !f.Exists(t, ctx, name) {
@@ -217,8 +218,12 @@ func (f *Fixture) Read(t testing.TB, ctx context.Context, name string) ([]routes
 			ts := Time(t, v[3])
 			r.TS = &ts
 		}
-		if b, ok := v[4].(bool); ok {
+		switch b := v[4].(type) {
+		case bool:
 			r.Flag = &b
+		case int64: // a source without booleans (ClickHouse's UInt8) loads INT64
+			flag := b != 0
+			r.Flag = &flag
 		}
 		out = append(out, r)
 	}
