@@ -360,6 +360,45 @@ func TestEmulator_Lock(t *testing.T) {
 		return routes.WriteOptions{Table: routes.TableRef{Name: "locked"}, Mode: routes.ModeReplace, RunID: routes.NewRunID()}
 	}
 
+	t.Run("concurrent_runs_one_wins", func(t *testing.T) {
+		// tables.insert is the compare-and-swap: of runs racing for a
+		// free table exactly one gets the lock.
+		const runs = 4
+		type result struct {
+			st  routes.Stage
+			err error
+		}
+		results := make(chan result, runs)
+		for range runs {
+			e := openEndpoint(t, f, "format=json")
+			go func() {
+				st, err := e.Prepare(ctx, info, routes.WriteOptions{Table: routes.TableRef{Name: "race"}, Mode: routes.ModeReplace, RunID: routes.NewRunID()})
+				results <- result{st, err}
+			}()
+		}
+		var won []routes.Stage
+		for range runs {
+			r := <-results
+			switch {
+			case r.err == nil:
+				won = append(won, r.st)
+			case !errors.Is(r.err, routes.ErrLocked):
+				t.Errorf("a losing run failed with %v, want ErrLocked", r.err)
+			}
+		}
+		for _, st := range won {
+			if err := st.Abort(ctx); err != nil {
+				t.Error(err)
+			}
+		}
+		if len(won) != 1 {
+			t.Fatalf("%d of %d concurrent runs took the lock, want 1", len(won), runs)
+		}
+		if left := f.Staging(t, ctx, "race"); len(left) > 0 {
+			t.Fatalf("left behind: %v", left)
+		}
+	})
+
 	t.Run("live_holder_refuses", func(t *testing.T) {
 		e := openEndpoint(t, f, "format=json")
 		o := opts()
