@@ -476,12 +476,29 @@ bq_build_unlocked() {
 	flock -w 900 9 || die "another services.sh has held the lock for 15 minutes"
 }
 
+# bq_stop_wedged — an emulator that listens but no longer answers (its
+# SQLite catalog can break under concurrent writers: every call then fails
+# with "sql: connection is already closed") is stopped, to be started again.
+bq_stop_wedged() {
+	local pid
+	pid=$(ss -Hltnp "sport = :$BQ_PORT" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2 || true)
+	[ -n "$pid" ] || return 0
+	[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$BQ_BIN" ] ||
+		die "127.0.0.1:$BQ_PORT is taken by another program (pid $pid), not the BigQuery emulator"
+	note "the BigQuery emulator (pid $pid) listens but does not answer: restarting it"
+	kill "$pid"
+	wait_until "$WAIT_SECS" bash -c "! kill -0 $pid" ||
+		die "the BigQuery emulator (pid $pid) did not stop within ${WAIT_SECS}s"
+	BQ_ACTION=" (restarted: it had stopped answering)"
+}
+
 setup_bigquery() {
 	BQ_ACTION=""
 	if bq_ping; then
 		echo "bigquery ok (emulator $BQ_VERSION on 127.0.0.1:$BQ_PORT, project $BQ_PROJECT)"
 		return
 	fi
+	[ -x "$BQ_BIN" ] && bq_stop_wedged
 	if [ ! -x "$BQ_BIN" ]; then
 		if ! bq_want_build; then
 			note "bigquery: no emulator binary at $BQ_BIN and no go/clang++ to build it (or WEIR_BUILD_BIGQUERY=0); its tests skip (and fail under CI=true)"
