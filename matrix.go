@@ -52,6 +52,10 @@ var implementedRoutes = map[[2]string]bool{
 	{"iceberg", "file"}:          true,
 	{"iceberg", "s3"}:            true,
 	{"iceberg", "gcs"}:           true,
+	{"postgres", "bigquery"}:     true,
+	{"mysql", "bigquery"}:        true,
+	{"clickhouse", "bigquery"}:   true,
+	{"iceberg", "bigquery"}:      true,
 	// Stream sources land through stream tasks (runner/stream.go); the
 	// matrix test runs a stream task for each pair (stream_matrix_test.go).
 	{"sse", "postgres"}:    true,
@@ -71,7 +75,6 @@ var StreamSources = []string{"sse", "ws", "kafka", "sqs", "pubsub"}
 // deferReasons: why a source or destination is not there yet. A pair is
 // deferred with its source's reason, else its destination's.
 var deferReasons = map[string]string{
-	"bigquery":   "BigQuery destination not built yet (issue: BigQuery destination)",
 	"gsheets":    "Google Sheets source not scheduled in any issue yet",
 	"github":     "GitHub source not scheduled in any issue yet",
 	"github+api": "GitHub API source not scheduled in any issue yet",
@@ -98,7 +101,7 @@ func deferReason(src, dst string) string {
 	if r, ok := deferReasons[src]; ok && !implementedSource(src) {
 		return r
 	}
-	if slices.Contains(StreamSources, src) && implementedSource(src) && dst != "bigquery" {
+	if slices.Contains(StreamSources, src) && implementedSource(src) {
 		return "a stream task can write here, but no test runs one into this destination yet (tested: postgres, iceberg)"
 	}
 	if r, ok := deferReasons[dst]; ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/weirhq/weir"
 	"github.com/weirhq/weir/routes"
 	_ "github.com/weirhq/weir/routes/all"
+	"github.com/weirhq/weir/routes/bigquery/bigquerytest"
 	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
 	"github.com/weirhq/weir/routes/iceberg/icebergtest"
 	"github.com/weirhq/weir/routes/mysql/mysqltest"
@@ -32,6 +33,7 @@ var fixtures = map[string]struct {
 	"clickhouse": {func(t *testing.T) routestest.Fixture { return clickhousetest.New(t) }, routestest.Caps{Append: true}},
 	"mysql":      {func(t *testing.T) routestest.Fixture { return mysqltest.New(t) }, routestest.Caps{Append: true, Merge: true}},
 	"iceberg":    {func(t *testing.T) routestest.Fixture { return icebergtest.New(t) }, routestest.Caps{Append: true, Merge: true}},
+	"bigquery":   {func(t *testing.T) routestest.Fixture { return bigquerytest.New(t) }, routestest.Caps{Append: true}}, // merge: the emulator's MERGE fails (docs/bigquery.md, Tests)
 	"file":       {func(t *testing.T) routestest.Fixture { return objstoretest.NewFile(t) }, routestest.Caps{Append: true}},
 	"s3":         {func(t *testing.T) routestest.Fixture { return objstoretest.NewS3(t) }, routestest.Caps{Append: true}},
 	"gcs":        {func(t *testing.T) routestest.Fixture { return objstoretest.NewGCS(t) }, routestest.Caps{Append: true}},

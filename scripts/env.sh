@@ -8,6 +8,8 @@ export WEIR_TEST_PG="${WEIR_TEST_PG:-postgres://root@127.0.0.1:5432/test?sslmode
 export WEIR_TEST_MYSQL="${WEIR_TEST_MYSQL:-mysql://root@127.0.0.1:3306/test}"
 export WEIR_TEST_CLICKHOUSE="${WEIR_TEST_CLICKHOUSE:-clickhouse://default@127.0.0.1:9000/default}"
 export WEIR_TEST_CLICKHOUSE_HTTP="${WEIR_TEST_CLICKHOUSE_HTTP:-clickhouse+http://default@127.0.0.1:8123/default}"
+# The BigQuery emulator: it has no copy jobs, so replace swaps by DML.
+export WEIR_TEST_BIGQUERY="${WEIR_TEST_BIGQUERY:-bigquery://test-project/weir_test?endpoint=http://127.0.0.1:9050&swap=dml}"
 
 # DuckDB's Arrow interface (duckdb-go NewArrowFromConn) needs this build tag;
 # every go command of the project builds with it.

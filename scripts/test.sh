@@ -6,7 +6,8 @@
 #                                        instead of ./...
 #
 # Brings the local servers up (scripts/services.sh: PostgreSQL, MariaDB,
-# ClickHouse), exports where the tests find them (scripts/env.sh), then checks.
+# ClickHouse, the BigQuery emulator — built on a machine's first run, ~20
+# minutes), exports where the tests find them (scripts/env.sh), then checks.
 # With CI=true a test whose server is missing fails instead of skipping.
 set -euo pipefail
 

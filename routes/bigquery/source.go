@@ -75,13 +75,16 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 		return "", false, nil
 	}
 	s, _ := row[0].(string)
+	if bq.FieldType(c.NativeType) == bq.TimestampFieldType {
+		s += "+00" // appended here: the emulator's FORMAT_TIMESTAMP drops a literal '+'
+	}
 	return s, true, nil
 }
 
 func maxText(c routes.Column, col string) string {
 	switch bq.FieldType(c.NativeType) {
 	case bq.TimestampFieldType:
-		return fmt.Sprintf("FORMAT_TIMESTAMP('%%Y-%%m-%%d %%H:%%M:%%E6S+00', MAX(%s), 'UTC')", col)
+		return fmt.Sprintf("FORMAT_TIMESTAMP('%%Y-%%m-%%d %%H:%%M:%%E6S', MAX(%s), 'UTC')", col)
 	case bq.DateTimeFieldType:
 		return fmt.Sprintf("FORMAT_DATETIME('%%Y-%%m-%%d %%H:%%M:%%E6S', MAX(%s))", col)
 	}

@@ -55,7 +55,7 @@ func TestTransactionSQL(t *testing.T) {
 	got := transactionSQL(insertSQL("`p.d.t`", "`p.d.s`", []string{"id", "v"}), e.insertStateSQL("d", row))
 	want := "BEGIN TRANSACTION;\n" +
 		"INSERT INTO `p.d.t` (`id`, `v`) SELECT `id`, `v` FROM `p.d.s`;\n" +
-		"INSERT INTO `p.d._weir_state` (dest_table, source, cursor_column, watermark, position, run_id, rows, job_id, version)\n" +
+		"INSERT INTO `p.d._weir_state` (`dest_table`, `source`, `cursor_column`, `watermark`, `position`, `run_id`, `rows`, `job_id`, `version`)\n" +
 		"SELECT 't', 'postgres://h/db#public.t', 'id', '42', '', 'r1', 7, 'weir_append_d_t_r1', GREATEST(5, COALESCE(MAX(version), 0) + 1) FROM `p.d._weir_state` WHERE dest_table = 't' AND source = 'postgres://h/db#public.t';\n" +
 		"COMMIT TRANSACTION;"
 	if got != want {

@@ -36,6 +36,16 @@ var stateSchema = bq.Schema{
 	{Name: "version", Type: bq.IntegerFieldType, Required: true},
 }
 
+// stateColumns lists stateSchema's columns for SQL, quoted: ROWS is a
+// reserved keyword of GoogleSQL.
+var stateColumns = func() string {
+	names := make([]string, len(stateSchema))
+	for i, f := range stateSchema {
+		names[i] = f.Name
+	}
+	return columnList(names, "")
+}()
+
 // stateRow is one row of StateTable.
 type stateRow struct {
 	Dest      string `json:"dest_table"`
@@ -76,9 +86,9 @@ func (e *Endpoint) ensureStateTable(ctx context.Context, dataset string) error {
 // one above every earlier commit of the pair, whatever the clocks say.
 func (e *Endpoint) insertStateSQL(dataset string, r stateRow) string {
 	tbl := e.ident(stateRef(dataset))
-	return fmt.Sprintf(`INSERT INTO %s (dest_table, source, cursor_column, watermark, position, run_id, rows, job_id, version)
+	return fmt.Sprintf(`INSERT INTO %s (%s)
 SELECT %s, %s, %s, %s, %s, %s, %d, %s, GREATEST(%d, COALESCE(MAX(version), 0) + 1) FROM %s WHERE dest_table = %s AND source = %s`,
-		tbl, quoteString(r.Dest), quoteString(r.Source), quoteString(r.Cursor), quoteString(r.Watermark),
+		tbl, stateColumns, quoteString(r.Dest), quoteString(r.Source), quoteString(r.Cursor), quoteString(r.Watermark),
 		quoteString(r.Position), quoteString(r.RunID), r.Rows, quoteString(r.JobID), r.Version,
 		tbl, quoteString(r.Dest), quoteString(r.Source))
 }
@@ -113,9 +123,9 @@ func (e *Endpoint) readState(ctx context.Context, dest routes.TableRef, source s
 	if err != nil || md == nil {
 		return stateRow{}, false, err
 	}
-	q := e.client.Query(fmt.Sprintf(`SELECT dest_table, source, cursor_column, watermark, position, run_id, rows, job_id, version
+	q := e.client.Query(fmt.Sprintf(`SELECT %s
 FROM %s WHERE dest_table = %s AND source = %s ORDER BY version DESC LIMIT 1`,
-		e.ident(stateRef(dest.Schema)), quoteString(dest.Name), quoteString(source)))
+		stateColumns, e.ident(stateRef(dest.Schema)), quoteString(dest.Name), quoteString(source)))
 	it, err := q.Read(ctx)
 	if err != nil {
 		return stateRow{}, false, fmt.Errorf("load state of %s: %w", dest, err)

@@ -88,23 +88,27 @@ func (u *upload) write(ctx context.Context, rec arrow.RecordBatch) error {
 	return nil
 }
 
-// start opens the pipe and the load job that reads it.
+// start opens the pipe and the load job that reads it. The load starts
+// first: the Parquet encoder writes the file's magic bytes as it is
+// created, which blocks until someone reads the pipe.
 func (u *upload) start(ctx context.Context) error {
 	pr, pw := io.Pipe()
-	var enc objstore.Encoder = newNDJSONEncoder(pw, u.st.lay.arrow)
-	if u.st.e.cfg.Format == FormatParquet {
-		var err error
-		if enc, err = objstore.NewEncoder(pw, u.st.lay.arrow, objstore.FormatParquet, objstore.EncoderOptions{Allocator: u.st.mem}); err != nil {
-			return err
-		}
-	}
 	lctx, cancel := context.WithCancel(ctx)
-	u.enc, u.pw, u.cancel, u.loaded = enc, pw, cancel, make(chan error, 1)
+	u.pw, u.cancel, u.loaded = pw, cancel, make(chan error, 1)
 	go func() {
 		err := u.st.load(lctx, pr)
 		pr.CloseWithError(errLoadEnded)
 		u.loaded <- err
 	}()
+	if u.st.e.cfg.Format != FormatParquet {
+		u.enc = newNDJSONEncoder(pw, u.st.lay.arrow)
+		return nil
+	}
+	enc, err := objstore.NewEncoder(pw, u.st.lay.arrow, objstore.FormatParquet, objstore.EncoderOptions{Allocator: u.st.mem})
+	if err != nil {
+		return u.failed(fmt.Errorf("encode parquet: %w", err))
+	}
+	u.enc = enc
 	return nil
 }
 
