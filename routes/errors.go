@@ -15,7 +15,7 @@ var (
 	// ErrNotFound: a table, schema or object does not exist.
 	ErrNotFound = errors.New("not found")
 	// ErrUnsupported: the adapter does not do this (wraps errors.ErrUnsupported).
-	ErrUnsupported = fmt.Errorf("weir: %w", errors.ErrUnsupported)
+	ErrUnsupported = fmt.Errorf("%w", errors.ErrUnsupported)
 	// ErrNoPassthrough: a native fast path declined; fall back to Arrow (like driver.ErrSkip).
 	ErrNoPassthrough = errors.New("native passthrough declined")
 )

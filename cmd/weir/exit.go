@@ -33,7 +33,10 @@ func exitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ec):
 		return ec.Code
-	case errors.Is(err, routes.ErrBadInput):
+	case errors.Is(err, routes.ErrBadInput), errors.Is(err, routes.ErrUnsupported):
+		// What an adapter does not do (log_based into Iceberg, a mode a
+		// destination lacks) is refused before a row moves and never
+		// succeeds on a retry: the generated DAGs fail it at once.
 		return ExitBadInput
 	case onlyLocked(err):
 		return ExitTempFail

@@ -19,6 +19,7 @@ func TestExitCode(t *testing.T) {
 		{"done", nil, ExitOK},
 		{"failure", errors.New("boom"), ExitFailure},
 		{"bad input", routes.BadInput("no table"), ExitBadInput},
+		{"unsupported", fmt.Errorf("task x: %w: log_based into iceberg://…", routes.ErrUnsupported), ExitBadInput},
 		{"probe error", fmt.Errorf("t: %w", &routes.ProbeError{Table: "t", Problem: "no such table"}), ExitBadInput},
 		{"locked", fmt.Errorf("copy: %w", locked), ExitTempFail},
 		{"all tables locked", errors.Join(locked, locked), ExitTempFail},
