@@ -52,20 +52,13 @@ func (e *Endpoint) beginApply(ctx context.Context, tables []*cdc.Table, dests []
 // ApplyWindow applies one small window and saves states in one
 // transaction (cdc.Applier).
 func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[routes.TableRef]routes.State) error {
-	var tables []*cdc.Table
-	for _, tw := range w.Sorted() {
-		tables = append(tables, tw.Table)
-	}
-	var dests []routes.TableRef
-	for d := range states {
-		dests = append(dests, d)
-	}
-	x, err := e.beginApply(ctx, tables, dests)
-	if err != nil {
-		return err
-	}
-	defer x.Rollback()
-	return cdc.Finish(ctx, x, w, states)
+	return cdc.ApplyWhole(ctx, w, states, func(ctx context.Context, tables []*cdc.Table, dests []routes.TableRef) (cdc.Tx, error) {
+		x, err := e.beginApply(ctx, tables, dests)
+		if err != nil {
+			return nil, err
+		}
+		return x, nil
+	})
 }
 
 // applyTx is one replica run's transaction.

@@ -173,29 +173,10 @@ func ensureLog(ctx context.Context, conn *pgx.Conn, t *cdc.Table) error {
 	if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, ident(view)).Scan(&exists); err != nil || exists {
 		return err
 	}
-	if _, err := conn.Exec(ctx, currentViewSQL(t)); err != nil {
+	if _, err := conn.Exec(ctx, cdc.CurrentViewSQL(t, quoteIdent)); err != nil {
 		return fmt.Errorf("changelog %s: view: %w", t.Dest, err)
 	}
 	return nil
-}
-
-// currentViewSQL is <table>__current: per key, the latest op at or after
-// the last barrier (a TRUNCATE, or a baseline: rows before it are gone),
-// unless that op is a delete.
-func currentViewSQL(t *cdc.Table) string {
-	view := routes.TableRef{Schema: t.Dest.Schema, Name: t.Dest.Name + cdc.CurrentSuffix}
-	return strings.NewReplacer(
-		"$view", ident(view), "$log", ident(t.Dest), "$cols", joinIdents(t.Columns),
-		"$lcols", qualified("l", t.Columns), "$lkeys", qualified("l", t.KeyNames()),
-		"$op", quoteIdent(cdc.ColOp), "$lsn", quoteIdent(cdc.ColLSN), "$ord", quoteIdent(cdc.ColOrd),
-	).Replace(`CREATE OR REPLACE VIEW $view AS
-SELECT $cols FROM (
-  SELECT $lcols, l.$op, row_number() OVER (PARTITION BY $lkeys ORDER BY l.$lsn DESC, l.$ord DESC) AS _weir_rn
-  FROM $log l LEFT JOIN (
-    SELECT $lsn AS _weir_b_lsn, $ord AS _weir_b_ord FROM $log WHERE $op IN ('T', 'B') ORDER BY $lsn DESC, $ord DESC LIMIT 1
-  ) b ON true
-  WHERE l.$op IN ('I', 'U', 'D', 'B') AND (b._weir_b_lsn IS NULL OR (l.$lsn, l.$ord) >= (b._weir_b_lsn, b._weir_b_ord))
-) x WHERE _weir_rn = 1 AND $op <> 'D'`)
 }
 
 func appendOps(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, n int) error {
