@@ -58,7 +58,7 @@ func (run *streamRun) chunkLoop(ctx context.Context, cs stream.ChunkSource) erro
 			if run.s.Trigger != "continuous" {
 				return nil
 			}
-			if err := sleep(ctx, run.interval); err != nil {
+			if err := stream.Sleep(ctx, run.interval); err != nil {
 				return nil
 			}
 			continue
@@ -119,17 +119,5 @@ func graceful(ctx context.Context, grace time.Duration) (context.Context, contex
 	return wctx, func() {
 		stop()
 		cancel()
-	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

@@ -127,7 +127,7 @@ func (s *sseSource) read(ctx context.Context) {
 		if ctx.Err() == nil {
 			s.opts.Log("sse %s: %v; reconnecting in %s after id %q", routes.Redact(s.url), err, wait, s.lastID)
 		}
-		if sleep(ctx, wait) != nil {
+		if Sleep(ctx, wait) != nil {
 			return
 		}
 	}

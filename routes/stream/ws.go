@@ -127,7 +127,7 @@ func (s *wsSource) read(ctx context.Context) {
 		if ctx.Err() == nil {
 			s.opts.Log("ws %s: %v; reconnecting in %s after cursor %q", routes.Redact(s.url), err, wait, s.after)
 		}
-		if sleep(ctx, wait) != nil {
+		if Sleep(ctx, wait) != nil {
 			return
 		}
 	}
