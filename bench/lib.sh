@@ -74,3 +74,32 @@ print_load() {
 	printf '# %s  load average %s  commit %s%s\n' "$(date -u +%H:%M:%S)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
 		"$(git rev-parse --short HEAD)" "$(git diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' (modified)')"
 }
+
+# server_cpu: "MY PG", the CPU seconds (user + system) the local MariaDB
+# server and PostgreSQL's backends have used so far: mariadbd's own, and
+# the postmaster's reaped children (every backend that has exited). Take it
+# before and after a run (after the run's connections closed) and subtract:
+# on a 2-core machine the servers' CPU and the client's add up to what the
+# cores must do, which bounds how far any client's parallelism can go.
+# "? ?" when a server is not local. The long-lived checkpointer and WAL
+# writer are not counted; every other client's work is (tests, other
+# benches): the figures mean something only while nothing else uses the
+# servers.
+server_cpu() {
+	local my pg
+	my=$(pgrep -x mariadbd | head -1 || true)
+	pg=$(pgrep -o -x postgres || true)
+	sleep 0.5 # let the postmaster reap the run's backends
+	awk -v my="/proc/$my/stat" -v pg="/proc/$pg/stat" 'BEGIN {
+		hz = 100; m = "?"; p = "?"
+		if ((getline l < my) > 0) { split(l, f, " "); m = sprintf("%.2f", (f[14] + f[15]) / hz) }
+		if ((getline l < pg) > 0) { split(l, f, " "); p = sprintf("%.2f", (f[16] + f[17]) / hz) }
+		print m, p }'
+}
+
+# cpu_delta BEFORE AFTER: "mariadbd X s, postgres Y s" between two server_cpu readings.
+cpu_delta() {
+	awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ")
+		if (x[1] == "?" || x[2] == "?") { print "server CPU unknown"; exit }
+		printf "mariadbd %.2f + postgres %.2f CPU-s", y[1] - x[1], y[2] - x[2] }'
+}

@@ -64,17 +64,30 @@ bench_size() {
 	       -c "CREATE TABLE weir_bench.pipe_dst_my (id bigint PRIMARY KEY, account integer, code text, label text,
 	             amount numeric(14,2), flag boolean, score double precision, created_at timestamp, day date)"
 	psql_q -c "CHECKPOINT"
+	local c0 c1 c2 c3
+	c0=$(server_cpu)
 	timed my2pg_pipe_$n bash -o pipefail -c "mariadb ${MYARGS[*]} --quick -B -N -e 'SELECT $COLS FROM $src' | psql '$PGURL' -qAtX -v ON_ERROR_STOP=1 -c 'COPY weir_bench.pipe_dst_my FROM STDIN'"
-	local pipe=$SECS
+	local pipe=$SECS pipe_cpu=$CPU_S
+	c1=$(server_cpu)
 	local got; got=$(psql_q -c "SELECT count(*) FROM weir_bench.pipe_dst_my")
 	[ "$got" = "$n" ] || { echo "pipe_dst_my has $got rows, want $n" >&2; exit 1; }
 	psql_q -c "DROP TABLE weir_bench.pipe_dst_my" -c "CHECKPOINT"
+	c2=$(server_cpu)
 	timed my2pg_weir_$n "$BIN/weir" transfer "$MYURL" "$PGURL" --table "$src" --dest-table weir_bench.weir_dst_my --json >"$BIN/my2pg_weir_$n.json"
 	local weir=$SECS mem; mem=$(mem_note)
+	c3=$(server_cpu)
 	got=$(psql_q -c "SELECT count(*) FROM weir_bench.weir_dst_my")
 	[ "$got" = "$n" ] || { echo "weir_dst_my has $got rows, want $n" >&2; exit 1; }
 	printf '%-10s %8s MB  pipe %7.1fs  weir %7.1fs  ratio %.2f  %s\n' \
 		"$n" "$mb" "$pipe" "$weir" "$(echo "$pipe / $weir" | bc -l)" "$mem"
+	# Where the CPU went: with every process busy, the cores must do the
+	# sum, so pipe total / weir total is the ratio two saturated cores allow.
+	printf '%-10s CPU  pipe: %s + clients %.2f  |  weir: %s + weir %.2f  |  totals %s\n' "$n" \
+		"$(cpu_delta "$c0" "$c1")" "$pipe_cpu" "$(cpu_delta "$c2" "$c3")" "$CPU_S" \
+		"$(awk -v a="$c0 $c1 $c2 $c3" -v p="$pipe_cpu" -v w="$CPU_S" 'BEGIN { split(a, c, " ")
+			if (c[1] == "?") { print "?"; exit }
+			tp = c[3] - c[1] + c[4] - c[2] + p; tw = c[7] - c[5] + c[8] - c[6] + w
+			printf "%.2f vs %.2f CPU-s (ratio %.2f)", tp, tw, tp / tw }')"
 }
 
 for n in ${SIZES[@]}; do print_load; bench_size "$n"; done
