@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/iceberg"
 )
 
 // input is one source of a model: a consumer over its table (nil for a
@@ -126,15 +128,45 @@ func (run *modelRun) pollInput(ctx context.Context, in *input) error {
 		in.c.Seek("")
 	} else {
 		opts.MaxRows = int64(run.m.MaxBatchRows)
-		if opts.MaxRows > 0 && in.c.Cursor() == incremental.SnapshotCursor {
-			run.r.warnf("task %s: max_batch_rows is not applied to the Iceberg source %s yet (a batch is every snapshot since the last run)", run.t.Name, in.addr)
+		opts.Until = run.pendingUntil(in)
+		if in.c.Cursor() == incremental.SnapshotCursor {
+			if opts.Until, err = run.snapshotBound(ctx, in, opts); err != nil {
+				return err
+			}
 			opts.MaxRows = 0
 		}
-		opts.Until = run.pendingUntil(in)
 		opts.Count = run.m.OnChange != "ignore" && in.c.Cursor() != incremental.SnapshotCursor
 	}
 	in.b, err = in.c.Poll(ctx, opts)
 	return err
+}
+
+// snapshotBound applies max_batch_rows to an Iceberg source, whose
+// offsets are snapshots: a batch is whole snapshots, as many as fit in
+// max_batch_rows by their summaries' added-records, and at least one. A
+// first run reads the table's whole current snapshot (an incremental read
+// from the start would miss rewritten files), so it cannot be bounded.
+// The bound is opts.Until, or the pending batch's end when there is one.
+func (run *modelRun) snapshotBound(ctx context.Context, in *input, opts incremental.PollOptions) (string, error) {
+	if opts.MaxRows <= 0 || opts.Until != "" {
+		return opts.Until, nil
+	}
+	if in.c.Position() == "" {
+		run.r.warnf("task %s: max_batch_rows does not bound the first run over the Iceberg source %s: it reads the whole current snapshot", run.t.Name, in.addr)
+		return "", nil
+	}
+	sum, err := iceberg.Changes(ctx, in.src, in.info.Ref, in.c.Position(), "")
+	if err != nil {
+		return "", fmt.Errorf("max_batch_rows: %w", err)
+	}
+	var rows int64
+	for i, s := range sum.Snapshots {
+		rows += max(s.AddedRows, 0)
+		if i > 0 && rows > opts.MaxRows {
+			return strconv.FormatInt(sum.Snapshots[i-1].SequenceNumber, 10), nil
+		}
+	}
+	return "", nil
 }
 
 // pendingUntil: when the quarantine table holds a mark ahead of the sink's,

@@ -185,3 +185,40 @@ func mustSelect(t *testing.T, r *Runner) []*dagfile.Task {
 	}
 	return tasks
 }
+
+// TestRunner_MaxBatchRowsIceberg: over an Iceberg source max_batch_rows
+// bounds a batch at whole snapshots (by their added-records): as many as
+// fit, at least one. The first run reads the whole snapshot.
+func TestRunner_MaxBatchRowsIceberg(t *testing.T) {
+	d := newLakeDAG(t, "warn")
+	body, err := os.ReadFile(d.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = []byte(strings.Replace(string(body), `mode: append, sql: "SELECT id, amount FROM input"}`,
+		`mode: append, max_batch_rows: 25, sql: "SELECT id, amount FROM input"}`, 1))
+	if err := os.WriteFile(d.path, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := d.runner(t)
+	d.orders(t, 1, 30)
+	once(t, r, "bronze_orders")
+	if rep := once(t, r, "silver_log"); rep.RowsIn != 30 {
+		t.Fatalf("first run: %d rows in, want the whole table (30)", rep.RowsIn)
+	}
+	// Snapshots of 10, 10, 10 and 40 rows.
+	for _, last := range []int{40, 50, 60, 100} {
+		d.orders(t, 1, last)
+		once(t, r, "bronze_orders")
+	}
+	var got []int64
+	for range 4 {
+		got = append(got, once(t, r, "silver_log").RowsIn)
+	}
+	if want := []int64{20, 10, 40, 0}; !equalInts(got, want) {
+		t.Fatalf("batches of max_batch_rows 25 over snapshots of 10, 10, 10, 40 rows: %v, want %v", got, want)
+	}
+	if got := lakeRows(t, r, "silver.log"); len(got) != 100 {
+		t.Fatalf("silver.log has %d rows, want 100", len(got))
+	}
+}

@@ -31,6 +31,7 @@ type SnapshotChange struct {
 	SnapshotID, SequenceNumber int64
 	Operation                  string
 	RunID                      string // the weir run that made it, if any
+	AddedRows                  int64  // rows in the data files it added (added-records; -1: unparsable)
 	DeletedDataFiles           int64  // data files removed (their rows deleted or rewritten)
 	DeletedRows                int64  // rows in them
 	AddedDeleteFiles           int64  // position or equality delete files added
@@ -111,6 +112,7 @@ func snapshotChange(s *table.Snapshot) SnapshotChange {
 	}
 	p := s.Summary.Properties
 	c.Operation, c.RunID = string(s.Summary.Operation), p[RunProperty]
+	c.AddedRows = count(p, "added-records")
 	c.DeletedDataFiles = count(p, "deleted-data-files")
 	c.DeletedRows = count(p, "deleted-records")
 	c.AddedDeleteFiles = count(p, "added-delete-files")
