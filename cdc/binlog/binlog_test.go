@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/cdc/cdctest"
+	_ "github.com/weirhq/weir/routes/clickhouse"
 	_ "github.com/weirhq/weir/routes/mysql"
 	_ "github.com/weirhq/weir/routes/postgres"
 	"github.com/weirhq/weir/routes/routestest"
@@ -35,7 +36,7 @@ var exprs = map[string][]string{
 		"to_char(at, 'YYYY-MM-DD HH24:MI:SS.US')", "ok::int", "u", "upper(encode(raw, 'hex'))"},
 }
 
-var destinations = []string{"postgres", "mysql"}
+var destinations = []string{"postgres", "mysql", "clickhouse"}
 
 func setup(t *testing.T, kind string) *env {
 	ctx := routestest.Context(t, 2*time.Minute)
