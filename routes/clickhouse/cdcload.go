@@ -253,15 +253,21 @@ func nullableCast(col string, inner chType) string {
 		return col
 	case "UUID":
 		return fmt.Sprintf("if(isNull(%[1]s), NULL, toUUID(ifNull(%[1]s, '00000000-0000-0000-0000-000000000000')))", col)
+	case "Decimal", "Decimal32", "Decimal64", "Decimal128", "Decimal256":
+		// 18.16 parses a NULL's empty nested value too, and fails on it
+		return fmt.Sprintf("if(isNull(%[1]s), NULL, CAST(ifNull(%[1]s, '0') AS %s))", col, inner.raw)
 	}
 	return fmt.Sprintf("CAST(%s AS Nullable(%s))", col, inner.raw)
 }
 
 // checkCasts fails when a non-NULL input value does not parse as its
-// column's type (CAST would make it NULL, or the default, silently).
+// column's type, where CAST to Nullable silently gives NULL (dates and
+// times, numbers). 18.16 parses a malformed Decimal as 0 without notice:
+// decimals come from the sources' own decimal text, which parses.
 func (e *Endpoint) checkCasts(ctx context.Context, in routes.TableRef, cols []string, names []string, types []string) error {
 	var conds []string
 	var which []int
+	var kinds []chType
 	for i, typ := range types {
 		t, err := parseType(typ)
 		if err != nil {
@@ -273,8 +279,9 @@ func (e *Endpoint) checkCasts(ctx context.Context, in routes.TableRef, cols []st
 		if t.Name == "String" || t.Name == "Array" || t.Name == "UUID" {
 			continue // String takes any text; Array and UUID casts fail loudly
 		}
-		conds = append(conds, fmt.Sprintf("toString(countIf(%[1]s IS NOT NULL AND CAST(%[1]s AS Nullable(%s)) IS NULL))", quoteIdent(names[i]), t.raw))
+		conds = append(conds, fmt.Sprintf("toString(countIf(%s IS NOT NULL AND %s IS NULL))", quoteIdent(names[i]), nullableCast(quoteIdent(names[i]), t)))
 		which = append(which, i)
+		kinds = append(kinds, t)
 	}
 	if len(conds) == 0 {
 		return nil
@@ -286,8 +293,9 @@ func (e *Endpoint) checkCasts(ctx context.Context, in routes.TableRef, cols []st
 	for j, n := range row {
 		if n != "0" {
 			i := which[j]
-			bad, _, _ := queryRow(ctx, e.conn, fmt.Sprintf("SELECT %[1]s FROM %s WHERE %[1]s IS NOT NULL AND CAST(%[1]s AS Nullable(%s)) IS NULL LIMIT 1",
-				quoteIdent(names[i]), ident(in), strings.TrimSuffix(strings.TrimPrefix(types[i], "Nullable("), ")")))
+			col := quoteIdent(names[i])
+			bad, _, _ := queryRow(ctx, e.conn, fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NOT NULL AND %s IS NULL LIMIT 1",
+				col, ident(in), col, nullableCast(col, kinds[j])))
 			return fmt.Errorf("column %s: %s values do not parse as ClickHouse %s (e.g. %q)", cols[i], n, types[i], strings.Join(bad, ""))
 		}
 	}
