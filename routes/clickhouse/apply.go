@@ -333,6 +333,9 @@ func (x *cdcTx) Commit(ctx context.Context, states map[routes.TableRef]routes.St
 			return fmt.Errorf("commit %s: %w", d, err)
 		}
 		x.e.dropTable(ctx, c.in)
+		if err := cdc.Fail("after-table-commit"); err != nil {
+			return err // tests: a crash between two tables' commits
+		}
 	}
 	return nil
 }
