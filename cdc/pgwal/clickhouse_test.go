@@ -147,3 +147,54 @@ func TestClickHouse_ReplicaShape(t *testing.T) {
 		t.Fatalf("changelog onto a replica = %v, want bad input", err)
 	}
 }
+
+// TestClickHouse_KilledInCommit: SIGKILL inside a table's commit, with the
+// applying record written and the stage not landed yet ("commit") or
+// landed but not recorded as committed ("commit-landed"). The next run
+// decides from the data (routes/clickhouse LoadState): not landed, the old
+// position and the window again; landed, the new position and nothing
+// again. Either way the replica ends equal to the source and a log holds
+// every op once.
+func TestClickHouse_KilledInCommit(t *testing.T) {
+	for _, changelog := range []bool{false, true} {
+		for _, phase := range []string{"commit", "commit-landed"} {
+			t.Run(fmt.Sprintf("changelog=%v/%s", changelog, phase), func(t *testing.T) {
+				killedInCommit(t, setupTo(t, "clickhouse"), changelog, phase)
+			})
+		}
+	}
+}
+
+func killedInCommit(t *testing.T, e *env, changelog bool, phase string) {
+	e.cfg.Changelog = changelog
+	e.runOK()
+	src := ident(e.src)
+	want := e.logSteps([]logStep{
+		{`UPDATE ` + src + ` SET id = 1000 WHERE id = 7`, []string{"D 7", "U 1000"}},
+		{`INSERT INTO ` + src + ` VALUES (5000, 'post', 5, ` + bigText + `)`, []string{"I 5000"}},
+		{`UPDATE ` + src + ` SET n = 1 WHERE id = 5000`, []string{"U 5000"}},
+	})
+	killChildAt(t, e.cfg, phase)
+	landed := phase == "commit-landed"
+	if changelog {
+		got := e.logOps(false)
+		if (landed && !slices.Equal(got, want)) || (!landed && got != nil) {
+			t.Fatalf("log after the kill at %s: %v", phase, got)
+		}
+	} else if s, d := e.hash(e.src), e.hash(e.dst); (s == d) != landed {
+		t.Fatalf("replica after the kill at %s: equal to the source = %v, want %v", phase, s == d, landed)
+	}
+	res := e.runOK()
+	if landed && res.Changes != 0 {
+		t.Errorf("run after a landed commit = %+v, want nothing again", res)
+	}
+	if !landed && res.Changes == 0 {
+		t.Errorf("run after an unlanded commit = %+v, want the window again", res)
+	}
+	if changelog {
+		e.assertLog("after the re-run", want)
+		e.assertCurrent("after the re-run")
+	} else {
+		e.assertEqual("after the re-run")
+	}
+}
