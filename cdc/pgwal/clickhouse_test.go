@@ -198,3 +198,29 @@ func killedInCommit(t *testing.T, e *env, changelog bool, phase string) {
 		e.assertEqual("after the re-run")
 	}
 }
+
+// TestClickHouse_Reset: weir reset (Drop) clears the replica's position;
+// the next run bootstraps again into the existing replica, whose replace
+// keeps the replica's engine and columns, and later changes apply on top.
+func TestClickHouse_Reset(t *testing.T) {
+	e := setupTo(t, "clickhouse")
+	e.runOK()
+	e.workload()
+	e.runOK()
+	if err := Drop(e.ctx, e.cfg); err != nil {
+		t.Fatal(err)
+	}
+	e.exec(`UPDATE ` + ident(e.src) + ` SET name = 'after reset' WHERE id = 2`)
+	if res := e.runOK(); !res.Bootstrap {
+		t.Fatalf("run after reset = %+v, want a bootstrap", res)
+	}
+	e.assertEqual("after the re-bootstrap")
+	engine := e.ddb.Query(t, e.ctx, fmt.Sprintf("SELECT engine_full FROM system.tables WHERE database = '%s' AND name = '%s'", e.dst.Schema, e.dst.Name))
+	if !strings.HasPrefix(engine, "ReplacingMergeTree(_weir_version)") {
+		t.Fatalf("engine after the re-bootstrap = %s", engine)
+	}
+	e.exec(`DELETE FROM ` + ident(e.src) + ` WHERE id = 2`)
+	e.exec(`UPDATE ` + ident(e.src) + ` SET n = -1 WHERE id = 4`)
+	e.runOK()
+	e.assertEqual("after changes on the re-bootstrapped replica")
+}
