@@ -37,9 +37,10 @@ func (res *Result) Count(w *Window) {
 }
 
 // Bootstrap loads one table with routes.Copy (replace) and commits pos as
-// its position with the rows (a ReplicaEnsurer creates the replica first). An empty source table is applied as a
-// TRUNCATE window instead: replace keeps the old table when its source is
-// empty, a replica must not.
+// its position with the rows (a ReplicaEnsurer creates the replica
+// first). An empty source table is applied as a TRUNCATE window instead:
+// replace keeps the old table when its source is empty, a replica must
+// not.
 func Bootstrap(ctx context.Context, src routes.Source, dst routes.Destination, a Applier, t *Table, pos, runID string) (int64, error) {
 	if re, ok := routes.As[ReplicaEnsurer](dst); ok {
 		if err := re.EnsureReplica(ctx, t); err != nil {
