@@ -37,10 +37,16 @@ func (res *Result) Count(w *Window) {
 }
 
 // Bootstrap loads one table with routes.Copy (replace) and commits pos as
-// its position with the rows. An empty source table is applied as a
-// TRUNCATE window instead: replace keeps the old table when its source is
-// empty, a replica must not.
+// its position with the rows (a ReplicaEnsurer creates the replica
+// first). An empty source table is applied as a TRUNCATE window instead:
+// replace keeps the old table when its source is empty, a replica must
+// not.
 func Bootstrap(ctx context.Context, src routes.Source, dst routes.Destination, a Applier, t *Table, pos, runID string) (int64, error) {
+	if re, ok := routes.As[ReplicaEnsurer](dst); ok {
+		if err := re.EnsureReplica(ctx, t); err != nil {
+			return 0, fmt.Errorf("bootstrap %s → %s: %w", t.Source, t.Dest, err)
+		}
+	}
 	cr, err := routes.Copy(ctx, src, dst, routes.CopySpec{
 		Table: t.Source, DestTable: t.Dest, Mode: routes.ModeReplace, RunID: runID, Position: pos})
 	if err != nil {
@@ -58,6 +64,14 @@ func Bootstrap(ctx context.Context, src routes.Source, dst routes.Destination, a
 		return 0, fmt.Errorf("bootstrap empty %s → %s: %w", t.Source, t.Dest, err)
 	}
 	return 0, nil
+}
+
+// ReplicaEnsurer is a destination whose replica table differs from what
+// its bulk load creates (ClickHouse: ReplacingMergeTree with version and
+// tombstone columns). Bootstrap has it create the replica before the copy,
+// and the route's replace then keeps the replica's shape.
+type ReplicaEnsurer interface {
+	EnsureReplica(ctx context.Context, t *Table) error
 }
 
 // AsApplier returns dst's Applier, or ErrUnsupported naming the destination.

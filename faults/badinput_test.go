@@ -70,7 +70,7 @@ func TestFault_BadInput(t *testing.T) {
 		{"log_based unknown table", transfer(pg, src.Ref("nope"), "t7", "--mode", "log_based"), "no such table", "t7"},
 		{"log_based without a primary key", transfer(pg, src.Ref(tbl+"_nokey"), "t8", "--mode", "log_based"), "no primary key", "t8"},
 		// What a destination cannot do never succeeds on a retry: exit 2.
-		{"log_based into a destination that cannot apply changes", []string{"transfer", pg, ch.URL(), "--table", src.Ref(tbl), "--dest-table", ch.Ref("t9"), "--mode", "log_based"},
+		{"log_based into a destination that cannot apply changes", []string{"transfer", pg, "file://" + dir + "/cdc", "--table", src.Ref(tbl), "--mode", "log_based"},
 			"the destination cannot apply changes", ""},
 	}
 	for _, tc := range tests {

@@ -42,7 +42,7 @@ func (e *env) assertLog(step string, want []string) {
 // assertCurrent: the __current view equals the source (ordered hash).
 func (e *env) assertCurrent(step string) {
 	e.t.Helper()
-	s := e.src.Hash(e.t, e.ctx, "items", exprs["mysql"], "id")
+	s := e.src.Hash(e.t, e.ctx, "items", e.srcExprs(), "id")
 	d := e.dst.Hash(e.t, e.ctx, "items"+cdc.CurrentSuffix, exprs[e.dst.Kind], "id")
 	if s != d {
 		e.t.Fatalf("%s: items%s %s != source %s", step, cdc.CurrentSuffix, d, s)

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
 	"github.com/weirhq/weir/routes/routestest"
 )
 
@@ -25,10 +26,12 @@ type DB struct {
 	Schema string
 	pg     *pgx.Conn
 	my     *sql.Conn
+	ch     *clickhousetest.Fixture // clickhouse.go
 }
 
 // Open creates a uniquely named schema or database on the kind's test
-// server and drops it when the test ends.
+// server ("postgres", "mysql", "clickhouse") and drops it when the test
+// ends.
 func Open(t *testing.T, ctx context.Context, kind string) *DB {
 	t.Helper()
 	d := &DB{Kind: kind, Schema: routestest.Name("weir_t")}
@@ -42,6 +45,9 @@ func Open(t *testing.T, ctx context.Context, kind string) *DB {
 	case "mysql":
 		d.URL = routestest.ServerURL(t, "WEIR_TEST_MYSQL")
 		d.my = mysqlConn(t, ctx, d.URL)
+	case "clickhouse":
+		d.openClickHouse(t)
+		return d
 	default:
 		t.Fatalf("cdctest: unknown kind %q", kind)
 	}
@@ -103,6 +109,10 @@ func (d *DB) Table(name string) string {
 // Exec runs statements; the test fails on an error.
 func (d *DB) Exec(t testing.TB, ctx context.Context, q string, args ...any) {
 	t.Helper()
+	if d.ch != nil {
+		d.chExec(t, ctx, q, args)
+		return
+	}
 	var err error
 	if d.pg != nil {
 		_, err = d.pg.Exec(ctx, q, args...)
@@ -117,6 +127,9 @@ func (d *DB) Exec(t testing.TB, ctx context.Context, q string, args ...any) {
 // Query returns one text value.
 func (d *DB) Query(t testing.TB, ctx context.Context, q string, args ...any) string {
 	t.Helper()
+	if d.ch != nil {
+		return d.chQuery(t, ctx, q, args)
+	}
 	var s sql.NullString
 	var err error
 	if d.pg != nil {
@@ -137,6 +150,9 @@ func (d *DB) Query(t testing.TB, ctx context.Context, q string, args ...any) str
 // same on both servers.
 func (d *DB) Hash(t testing.TB, ctx context.Context, table string, exprs []string, orderBy string) string {
 	t.Helper()
+	if d.ch != nil {
+		return d.chHash(t, ctx, table, exprs, orderBy)
+	}
 	parts := make([]string, len(exprs))
 	for i, e := range exprs {
 		if d.Kind == "postgres" {
@@ -159,6 +175,9 @@ func (d *DB) Hash(t testing.TB, ctx context.Context, table string, exprs []strin
 // truncate); baseline rows are left out unless withBaseline.
 func (d *DB) LogOps(t testing.TB, ctx context.Context, table, keyExpr string, withBaseline bool) []string {
 	t.Helper()
+	if d.ch != nil {
+		return d.chLogOps(t, ctx, table, keyExpr, withBaseline)
+	}
 	where := "WHERE _weir_op <> 'B'"
 	if withBaseline {
 		where = ""

@@ -13,6 +13,7 @@ import (
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/cdc/cdctest"
 	"github.com/weirhq/weir/routes"
+	_ "github.com/weirhq/weir/routes/clickhouse"
 	_ "github.com/weirhq/weir/routes/mysql"
 	_ "github.com/weirhq/weir/routes/postgres"
 	"github.com/weirhq/weir/routes/routestest"
@@ -34,7 +35,7 @@ type env struct {
 var columns = []string{"id", "name", "n", "big"}
 
 // destinations are the kinds every cross-destination test runs against.
-var destinations = []string{"postgres", "mysql"}
+var destinations = []string{"postgres", "mysql", "clickhouse"}
 
 func setup(t *testing.T) *env { return setupTo(t, "postgres") }
 
@@ -50,6 +51,9 @@ func setupTo(t *testing.T, kind string) *env {
 	}
 	e := &env{t: t, ctx: ctx, conn: conn, sdb: sdb, ddb: ddb, src: sdb.Ref("items"), dst: ddb.Ref("items")}
 	e.cfg = Config{SourceURL: sdb.URL, DestURL: ddb.URL, Tables: []Pair{{Source: e.src, Dest: e.dst}}}
+	if kind == "clickhouse" {
+		e.cfg.DestURL += "?lease=2s" // a killed run's lock expires soon (killLease)
+	}
 	t.Cleanup(e.cleanup)
 	e.exec(`CREATE TABLE ` + ident(e.src) + ` (id int PRIMARY KEY, name text NOT NULL, n int, big text)`)
 	e.exec(`INSERT INTO ` + ident(e.src) + ` SELECT g, 'row ' || g, g * 10, NULL FROM generate_series(1, 50) g`)

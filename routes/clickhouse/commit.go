@@ -36,6 +36,7 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 		}
 		return err
 	}
+	routes.Checkpoint("commit-landed") // kill tests: landed, still recorded as applying
 	st.done = true
 	rec.status = statusCommitted
 	err = st.e.writeState(ctx, st.dest.Schema, rec)

@@ -29,7 +29,9 @@ var (
 // Prepare takes the destination's lease, settles what a dead run left,
 // and creates this run's staging table: from the source's columns, or
 // (append and merge into an existing table) AS the destination, so its
-// partitions can be attached.
+// partitions can be attached. A replace into a CDC replica (isReplica)
+// stages AS the replica too, so the swapped-in table keeps its engine and
+// version columns (bulk rows get version 0): the log_based bootstrap.
 func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts routes.WriteOptions) (routes.Stage, error) {
 	dest := e.ref(opts.Table)
 	if err := checkMode(info, opts); err != nil {
@@ -86,7 +88,13 @@ func (st *stage) setup(ctx context.Context, dead *holder) error {
 	if err != nil {
 		return err
 	}
-	if exists && st.opts.Mode != routes.ModeReplace {
+	keep := exists && st.opts.Mode == routes.ModeReplace
+	if keep {
+		if keep, err = st.e.isReplica(ctx, st.dest); err != nil {
+			return err
+		}
+	}
+	if (exists && st.opts.Mode != routes.ModeReplace) || keep {
 		err = st.createLikeDest(ctx)
 	} else {
 		err = st.create(ctx)

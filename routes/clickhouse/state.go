@@ -166,6 +166,8 @@ func (e *Endpoint) runLive(ctx context.Context, dest routes.TableRef, runID stri
 //     partitioned table, reported as an error);
 //   - merge into an existing table: treated as not landed, since applying
 //     the same window again is idempotent under ReplacingMergeTree;
+//   - a CDC replica's new versions (log_based): the replica holds the
+//     stage's lowest version (replicaLanded);
 //   - swaps on Atomic databases: the table's UUID changed;
 //   - renames (replace on Ordinary databases, first loads): the staging
 //     table is gone (its name was renamed to the destination).
@@ -186,6 +188,8 @@ func (e *Endpoint) landed(ctx context.Context, dest routes.TableRef, r stateReco
 		}
 	case r.destExisted && r.mode == string(routes.ModeMerge):
 		return false, nil
+	case r.destExisted && r.mode == string(routes.ModeLogBased):
+		return e.replicaLanded(ctx, dest, r)
 	case r.destUUID != "":
 		u, err := e.tableUUID(ctx, dest)
 		return u != r.destUUID, err
