@@ -18,9 +18,10 @@ import (
 	"github.com/weirhq/weir/routes/routestest"
 )
 
-// DB is one test's schema (PostgreSQL) or database (MySQL).
+// DB is one test's schema (PostgreSQL), database (MySQL) or namespace in
+// a catalog of its own (Iceberg: iceberg.go).
 type DB struct {
-	Kind   string // "postgres" or "mysql"
+	Kind   string // "postgres", "mysql" or "iceberg"
 	URL    string
 	Schema string
 	pg     *pgx.Conn
@@ -42,6 +43,9 @@ func Open(t *testing.T, ctx context.Context, kind string) *DB {
 	case "mysql":
 		d.URL = routestest.ServerURL(t, "WEIR_TEST_MYSQL")
 		d.my = mysqlConn(t, ctx, d.URL)
+	case "iceberg":
+		d.openIceberg(t)
+		return d // a namespace is created by the first table
 	default:
 		t.Fatalf("cdctest: unknown kind %q", kind)
 	}
@@ -103,6 +107,7 @@ func (d *DB) Table(name string) string {
 // Exec runs statements; the test fails on an error.
 func (d *DB) Exec(t testing.TB, ctx context.Context, q string, args ...any) {
 	t.Helper()
+	d.needSQL(t)
 	var err error
 	if d.pg != nil {
 		_, err = d.pg.Exec(ctx, q, args...)
@@ -117,6 +122,7 @@ func (d *DB) Exec(t testing.TB, ctx context.Context, q string, args ...any) {
 // Query returns one text value.
 func (d *DB) Query(t testing.TB, ctx context.Context, q string, args ...any) string {
 	t.Helper()
+	d.needSQL(t)
 	var s sql.NullString
 	var err error
 	if d.pg != nil {
@@ -137,6 +143,9 @@ func (d *DB) Query(t testing.TB, ctx context.Context, q string, args ...any) str
 // same on both servers.
 func (d *DB) Hash(t testing.TB, ctx context.Context, table string, exprs []string, orderBy string) string {
 	t.Helper()
+	if d.Kind == "iceberg" { // exprs are column names: no SQL runs there
+		return d.RowsHash(t, ctx, table, exprs)
+	}
 	parts := make([]string, len(exprs))
 	for i, e := range exprs {
 		if d.Kind == "postgres" {
@@ -159,6 +168,9 @@ func (d *DB) Hash(t testing.TB, ctx context.Context, table string, exprs []strin
 // truncate); baseline rows are left out unless withBaseline.
 func (d *DB) LogOps(t testing.TB, ctx context.Context, table, keyExpr string, withBaseline bool) []string {
 	t.Helper()
+	if d.Kind == "iceberg" { // keyExpr is a column name
+		return d.icebergLogOps(t, ctx, table, keyExpr, withBaseline)
+	}
 	where := "WHERE _weir_op <> 'B'"
 	if withBaseline {
 		where = ""

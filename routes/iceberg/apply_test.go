@@ -190,4 +190,3 @@ func snapshotAndState(t *testing.T, ctx context.Context, f *icebergtest.Fixture,
 	}
 	return fmt.Sprintf("snapshot %d position %q", tbl.CurrentSnapshot().SnapshotID, s.Position)
 }
-
