@@ -9,6 +9,7 @@ import (
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
 	wice "github.com/weirhq/weir/routes/iceberg"
+	"github.com/weirhq/weir/routes/routestest"
 )
 
 // TestIceberg_CrashBetweenTables: Iceberg commits each table on its own,
@@ -149,6 +150,66 @@ func TestIceberg_EmptyBootstrap(t *testing.T) {
 				return
 			}
 			e.assertEqual("after the empty bootstrap")
+		})
+	}
+}
+
+// TestIceberg_ChangelogOntoReplica: a changelog pointed at an Iceberg
+// replica is bad input naming the table (its schema is not evolved into
+// a log's).
+func TestIceberg_ChangelogOntoReplica(t *testing.T) {
+	e := setupTo(t, "iceberg")
+	e.runOK() // a replica
+	cl := e.cfg
+	cl.Changelog = true
+	t.Cleanup(func() {
+		ctx, cancel := routestest.CleanupContext()
+		defer cancel()
+		name, _ := cl.Name()
+		dropSlot(ctx, e.conn, name)
+	})
+	if _, err := Run(e.ctx, cl); !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "not a changelog") {
+		t.Fatalf("changelog onto a replica = %v, want bad input naming the table", err)
+	}
+	e.assertEqual("the replica after the refused changelog")
+}
+
+// TestIceberg_Reset: after a lost slot, Drop (weir reset) clears the
+// Iceberg tables' positions (a state-only commit) and the next run
+// bootstraps again: a replica is replaced, a changelog gets a second
+// baseline from which its current state starts.
+func TestIceberg_Reset(t *testing.T) {
+	for _, changelog := range []bool{false, true} {
+		t.Run(map[bool]string{false: "replica", true: "changelog"}[changelog], func(t *testing.T) {
+			e := setupTo(t, "iceberg")
+			e.cfg.Changelog = changelog
+			e.runOK()
+			name, _ := e.cfg.Name()
+			if err := dropSlot(e.ctx, e.conn, name); err != nil {
+				t.Fatal(err)
+			}
+			e.exec(`DELETE FROM ` + ident(e.src) + ` WHERE id = 3`)
+			e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (77, 'lost', 1, NULL)`)
+			if _, err := Run(e.ctx, e.cfg); !errors.Is(err, ErrSlotLost) {
+				t.Fatalf("run after the slot was dropped = %v, want ErrSlotLost", err)
+			}
+			if err := Drop(e.ctx, e.cfg); err != nil {
+				t.Fatal(err)
+			}
+			if res := e.runOK(); !res.Bootstrap {
+				t.Fatalf("run after reset = %+v, want a bootstrap", res)
+			}
+			if !changelog {
+				e.assertEqual("after the re-bootstrap")
+				return
+			}
+			if got := e.logOps(true); len(got) != 100 || len(e.logOps(false)) != 0 {
+				t.Fatalf("log = %d rows, want two baselines of 50 and no op", len(got))
+			}
+			e.assertCurrent("after the re-bootstrap")
+			e.exec(`UPDATE ` + ident(e.src) + ` SET name = 'after' WHERE id = 4`)
+			e.runOK()
+			e.assertLog("after the re-bootstrap", []string{"U 4"})
 		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 var _ cdc.Applier = (*Endpoint)(nil)
 
-// batchRows bounds the rows of one Arrow batch a chunk is written in.
+// applyBatchRows bounds the rows of one Arrow batch a chunk is written in.
 const applyBatchRows = 4096
 
 // BeginApply leases the replica tables of a run (creating missing ones
@@ -56,14 +56,12 @@ func (tt *tableTx) applyChunk(ctx context.Context, tw *cdc.TableWindow) error {
 	}
 	c := &chunk{truncate: tw.Truncated}
 	rows := make([][]any, 0, len(tw.Upserts))
-	var origins [][]any
+	partial := false
 	for _, u := range tw.Upserts {
-		rows = append(rows, u.Row)
-		if u.Partial() {
-			origins = append(origins, u.Origin)
-		}
+		rows = append(rows, u.Row) // filled in place below
+		partial = partial || u.Partial()
 	}
-	if len(origins) > 0 && !tw.Truncated {
+	if partial && !tw.Truncated {
 		if err := tt.fillReplica(ctx, tw); err != nil {
 			return fmt.Errorf("fill unchanged columns: %w", err)
 		}
@@ -155,20 +153,20 @@ func (tt *tableTx) writeKeys(ctx context.Context, keys [][]any) ([]iceberg.DataF
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		defer close(ch)
-		for rec, err := range tt.batches(tt.st.keySchema(), tt.t.KeyNames(), keys) {
-			if err != nil {
-				errc <- err
+		var err error
+		defer func() { close(ch); errc <- err }()
+		for rec, berr := range tt.batches(tt.st.keySchema(), tt.t.KeyNames(), keys) {
+			if err = berr; err != nil {
 				return
 			}
 			select {
 			case ch <- rec:
 			case <-ctx.Done():
 				rec.Release()
+				err = ctx.Err()
 				return
 			}
 		}
-		errc <- nil
 	}()
 	files, err := tt.st.writeKeys(ctx, ch)
 	tt.st.addFiles(nil, files)

@@ -104,15 +104,16 @@ func (x *runTx) prepareTable(ctx context.Context, tt *tableTx) error {
 	if err := tt.st.lockAndLoad(ctx); err != nil {
 		return err
 	}
-	if x.log {
-		if _, ok := tt.st.tbl.Schema().FindFieldByName(cdc.ColOp); !ok {
-			return routes.BadInput("changelog: %s exists and is not a changelog (no %s column): name another destination table", tt.st.dest, cdc.ColOp)
-		}
-	} else if err := checkKey(tt); err != nil {
-		return err
-	}
 	tbl, err := x.e.loadTable(ctx, tt.st.dest)
 	if err != nil {
+		return err
+	}
+	// The committed schema, not the staged one: schema evolution would
+	// otherwise add the _weir_ columns to a replica.
+	if _, ok := tbl.Schema().FindFieldByName(cdc.ColOp); x.log && !ok {
+		return routes.BadInput("changelog: %s exists and is not a changelog (no %s column): name another destination table", tt.st.dest, cdc.ColOp)
+	}
+	if err := checkKey(tt); err != nil {
 		return err
 	}
 	tt.tx = tbl.NewTransaction()
