@@ -21,24 +21,20 @@ import (
 var _ cdc.LogAppender = (*Endpoint)(nil)
 
 // LastLoggedProperty is the table property of a changelog holding the
-// last op it committed ({"position", "ord"}), set in the same commit as
+// last op it committed (cdc.LogPoint as JSON), set in the same commit as
 // the ops. Tables commit one by one, and a capture restarts from the
 // lowest position over its tables, so after a crash between two tables'
-// commits a log is handed ops it holds already: those at or before its
-// last op are skipped. A position alone would not do: a binlog's first
-// transaction after a bootstrap starts at the baseline's coordinate.
+// commits a log is handed transactions it holds already: BeginLog puts
+// the point on the cdc.Table (Logged), the window numbers those ops but
+// drops them, and Flush skips any op at or before it all the same. A
+// position alone would not do: a binlog's first transaction after a
+// bootstrap starts at the baseline's coordinate (ordinal 0).
 const LastLoggedProperty = "weir.changelog.last"
 
-// logPoint is an op's place in the log: (_weir_lsn, _weir_ord).
-type logPoint struct {
-	Position string `json:"position"`
-	Ord      int    `json:"ord"`
-}
-
-func (p logPoint) String() string { b, _ := json.Marshal(p); return string(b) }
+func logPointText(p cdc.LogPoint) string { b, _ := json.Marshal(p); return string(b) }
 
 // after reports whether p comes after q in log order.
-func (p logPoint) after(q logPoint) bool {
+func after(p, q cdc.LogPoint) bool {
 	if p.Position != q.Position {
 		return p.Position > q.Position
 	}
@@ -46,8 +42,8 @@ func (p logPoint) after(q logPoint) bool {
 }
 
 // lastLogged reads a log's LastLoggedProperty (zero: none).
-func lastLogged(tbl *table.Table) logPoint {
-	var p logPoint
+func lastLogged(tbl *table.Table) cdc.LogPoint {
+	var p cdc.LogPoint
 	if raw, ok := tbl.Properties()[LastLoggedProperty]; ok {
 		json.Unmarshal([]byte(raw), &p)
 	}
@@ -85,7 +81,7 @@ func (e *Endpoint) BeginLog(ctx context.Context, tables []*cdc.Table) (cdc.Tx, e
 func (tt *tableTx) appendOps(ctx context.Context, tw *cdc.TableWindow) error {
 	var ops []cdc.LogOp
 	for _, o := range tw.Ops {
-		if (logPoint{o.Position, o.Ord}).after(tt.last) {
+		if after(cdc.LogPoint{Position: o.Position, Ord: o.Ord}, tt.last) {
 			ops = append(ops, o)
 		}
 	}
@@ -112,7 +108,7 @@ func (tt *tableTx) appendOps(ctx context.Context, tw *cdc.TableWindow) error {
 	}
 	tt.pending = &chunk{data: files}
 	last := ops[len(ops)-1]
-	tt.last = logPoint{last.Position, last.Ord}
+	tt.last = cdc.LogPoint{Position: last.Position, Ord: last.Ord}
 	return cdc.Fail("after-append")
 }
 
@@ -175,7 +171,7 @@ func (e *Endpoint) AppendBaseline(ctx context.Context, b cdc.Baseline) error {
 			return fmt.Errorf("append baseline rows: %w", err)
 		}
 	}
-	tt.last = logPoint{Position: b.Position}
+	tt.last = cdc.LogPoint{Position: b.Position}
 	if err := x.commit(ctx, map[routes.TableRef]routes.State{b.Table.Dest: b.State}, false); err != nil {
 		return err
 	}

@@ -39,8 +39,8 @@ type tableTx struct {
 	st      *stage
 	t       *cdc.Table // nil for a table whose state only is saved
 	tx      *table.Transaction
-	pending *chunk   // written and not staged yet: Commit stages it with the state
-	last    logPoint // changelog: the last op committed before this run
+	pending *chunk       // written and not staged yet: Commit stages it with the state
+	last    cdc.LogPoint // changelog: the last op committed (or appended by this run)
 }
 
 // chunk is one Flush's files, staged as a snapshot at the next Flush or
@@ -117,7 +117,11 @@ func (x *runTx) prepareTable(ctx context.Context, tt *tableTx) error {
 		return err
 	}
 	tt.tx = tbl.NewTransaction()
-	tt.last = lastLogged(tbl)
+	if x.log {
+		tt.last = lastLogged(tbl)
+		last := tt.last
+		tt.t.Logged = &last
+	}
 	return addColumns(tt.tx, tt.st.newColumns)
 }
 
@@ -255,7 +259,7 @@ func (tt *tableTx) stageState(ctx context.Context, s routes.State, log bool) err
 		if tableProps == nil {
 			tableProps = iceberg.Properties{}
 		}
-		tableProps[LastLoggedProperty] = tt.last.String()
+		tableProps[LastLoggedProperty] = logPointText(tt.last)
 	}
 	if len(tableProps) == 0 {
 		return nil
