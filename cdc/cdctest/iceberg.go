@@ -39,7 +39,7 @@ func (d *DB) openIceberg(t *testing.T) {
 // from every route: NULL \N; integers of any width and sign in decimal;
 // floats shortest round-trip ('g', their own width); booleans true/false;
 // decimals exact with their scale; strings as they are; binary in upper
-// hex; timestamps in UTC as 2006-01-02 15:04:05.000000 (with or without
+// hex (fixed-size too; a UUID as 8-4-4-4-12 hex); timestamps in UTC as 2006-01-02 15:04:05.000000 (with or without
 // a zone); dates 2006-01-02; times 15:04:05.000000. A type outside this
 // list fails the test (no silent fallback).
 func (d *DB) Rows(t testing.TB, ctx context.Context, table string, cols []string) []string {
@@ -95,6 +95,9 @@ func canonical(t testing.TB, a arrow.Array, i int) string {
 		return `\N`
 	}
 	if ext, ok := a.(array.ExtensionArray); ok {
+		if ext.ExtensionType().ExtensionName() == "arrow.uuid" {
+			return a.ValueStr(i) // 8-4-4-4-12 hex, as PostgreSQL prints it
+		}
 		a = ext.Storage()
 	}
 	switch a := a.(type) {
@@ -114,6 +117,8 @@ func canonical(t testing.TB, a arrow.Array, i int) string {
 	case *array.Binary:
 		return strings.ToUpper(hex.EncodeToString(a.Value(i)))
 	case *array.LargeBinary:
+		return strings.ToUpper(hex.EncodeToString(a.Value(i)))
+	case *array.FixedSizeBinary:
 		return strings.ToUpper(hex.EncodeToString(a.Value(i)))
 	case *array.Timestamp:
 		unit := a.DataType().(*arrow.TimestampType).Unit

@@ -2,6 +2,7 @@ package pgwal
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -217,6 +218,44 @@ func TestIceberg_Reset(t *testing.T) {
 			e.exec(`UPDATE ` + ident(e.src) + ` SET name = 'after' WHERE id = 4`)
 			e.runOK()
 			e.assertLog("after the re-bootstrap", []string{"U 4"})
+		})
+	}
+}
+
+// TestIceberg_Types: pgoutput's text of PostgreSQL's common types, applied
+// to the Iceberg table the bulk route created, reads back as the source's
+// values (canonical text through both routes), as a replica and in a log.
+func TestIceberg_Types(t *testing.T) {
+	for _, changelog := range []bool{false, true} {
+		t.Run(map[bool]string{false: "replica", true: "changelog"}[changelog], func(t *testing.T) {
+			e := setupTo(t, "iceberg")
+			e.cfg.Changelog = changelog
+			typed := routes.TableRef{Schema: e.src.Schema, Name: "typed"}
+			e.exec(`CREATE TABLE ` + ident(typed) + ` (id bigint PRIMARY KEY, b boolean, ts timestamptz, t timestamp, d date,
+num numeric(10,3), bin bytea, j jsonb, f float8, r real, sm smallint, u uuid, tm time, v varchar(10))`)
+			row := func(id int) string {
+				return fmt.Sprintf(`(%d, %d %% 2 = 0, '2024-03-04 05:06:07.123456+02', '2024-03-04 05:06:07.5', '2024-03-04', %d.125,
+'\x00ff%02x', '{"a": %d}', %d.5, 0.25, %d, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a%02x', '12:34:56.789', 'v%d')`, id, id, id, id, id, id, id, id, id)
+			}
+			e.exec(`INSERT INTO ` + ident(typed) + ` VALUES ` + row(1) + `, ` + row(2))
+			e.cfg.Tables = []Pair{{Source: typed, Dest: routes.TableRef{Schema: e.dst.Schema, Name: "typed"}}}
+			e.runOK()
+			e.exec(`INSERT INTO ` + ident(typed) + ` VALUES ` + row(3) + `, (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`)
+			e.exec(`UPDATE ` + ident(typed) + ` SET ts = '1999-12-31 23:59:59+00', num = -1.5, bin = '\xdead', b = NOT b WHERE id = 1`)
+			e.exec(`DELETE FROM ` + ident(typed) + ` WHERE id = 2`)
+			e.runOK()
+			cols := []string{"id", "b", "ts", "t", "d", "num", "bin", "j", "f", "r", "sm", "u", "tm", "v"}
+			s := e.sdb.RowsHash(t, e.ctx, "typed", cols)
+			var d string
+			if changelog {
+				d = e.ddb.CurrentHash(t, e.ctx, "typed", cols, []string{"id"})
+			} else {
+				d = e.ddb.RowsHash(t, e.ctx, "typed", cols)
+			}
+			if s != d {
+				t.Fatalf("typed: destination %s != source %s\nsource %v\ndestination %v", d, s,
+					e.sdb.Rows(t, e.ctx, "typed", cols), e.ddb.Rows(t, e.ctx, "typed", cols))
+			}
 		})
 	}
 }
