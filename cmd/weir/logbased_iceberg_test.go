@@ -149,4 +149,8 @@ tasks:
 	src.Exec(t, ctx, "TRUNCATE TABLE "+src.Table("customers"))
 	src.Exec(t, ctx, "INSERT INTO "+src.Table("customers")+" VALUES (7, 'g@x', 'IT')")
 	pass("after a truncate")
+	// weir status reads the position from the Iceberg table's state.
+	if code, out := runCmd(t, "status", "-f", path, "--task", "bronze_customers", "--json"); code != ExitOK || !strings.Contains(out, `"log": "binlog"`) && !strings.Contains(out, `"log":"binlog"`) {
+		t.Errorf("status exited %d, want the binlog position:\n%s", code, out)
+	}
 }
