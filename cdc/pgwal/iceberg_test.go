@@ -214,6 +214,7 @@ func TestIceberg_Reset(t *testing.T) {
 			if got := e.logOps(true); len(got) != 100 || len(e.logOps(false)) != 0 {
 				t.Fatalf("log = %d rows, want two baselines of 50 and no op", len(got))
 			}
+			e.checkNoBaseTable()
 			e.assertCurrent("after the re-bootstrap")
 			e.exec(`UPDATE ` + ident(e.src) + ` SET name = 'after' WHERE id = 4`)
 			e.runOK()
@@ -302,4 +303,22 @@ func TestIceberg_KilledInApply(t *testing.T) {
 	}
 	e.runOK()
 	e.assertEqual("re-run after the kill")
+}
+
+// checkNoBaseTable: the bootstrap's staged <table>__weir_base is dropped
+// once its rows are in the log.
+func (e *env) checkNoBaseTable() {
+	e.t.Helper()
+	dst, err := routes.OpenDestination(e.ctx, e.ddb.URL)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer dst.Close()
+	tables, err := dst.(routes.TableLister).ListTables(e.ctx, e.ddb.Schema)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(tables) != 1 || tables[0] != e.dst {
+		e.t.Fatalf("tables in the lake: %v, want only the log %s", tables, e.dst)
+	}
 }
