@@ -49,6 +49,30 @@ type Table struct {
 	// primary key): a destination creates a missing table from it, as its
 	// bulk route would.
 	Info *routes.TableInfo
+	// Logged is the last op a changelog destination holds for this table,
+	// when its LogAppender's BeginLog sets it: a destination that commits
+	// table by table (Iceberg) is handed again the transactions a table
+	// committed before the run died, since a capture restarts from the
+	// lowest position over its tables. The window numbers their ops (so
+	// ordinals stay the same) but keeps neither them nor their rows.
+	Logged *LogPoint
+}
+
+// LogPoint is an op's place in a changelog: (_weir_lsn, _weir_ord).
+type LogPoint struct {
+	Position string `json:"position"`
+	Ord      int    `json:"ord"`
+}
+
+// holds reports whether a log whose last op is p holds the transaction at
+// position pos: one before p, or p itself unless p is a baseline (ordinal
+// 0: a binlog's first transaction after a bootstrap starts at the
+// baseline's own coordinate).
+func (p *LogPoint) holds(pos string) bool {
+	if p == nil {
+		return false
+	}
+	return pos < p.Position || (pos == p.Position && p.Ord > 0)
 }
 
 // KeyNames returns the key column names.

@@ -70,6 +70,10 @@ func (w *Window) addLog(t *Table, c Change) error {
 	if c.Position != w.txPos || w.ord == 0 {
 		w.txPos, w.ord = c.Position, 0
 	}
+	if t.Logged.holds(c.Position) {
+		w.ord += t.opsOf(c)
+		return nil
+	}
 	op := func(o Op, row, origin []any) {
 		w.ord++
 		w.held++
@@ -120,6 +124,19 @@ func (w *Window) addLog(t *Table, c Change) error {
 		return fmt.Errorf("unknown op %q", c.Op)
 	}
 	return w.flushFull()
+}
+
+// opsOf is how many ops a change logs: two for an update that changes
+// the key (D, U), else one.
+func (t *Table) opsOf(c Change) int {
+	if c.Op != OpUpdate || c.Key == nil {
+		return 1
+	}
+	newKey, err := t.keyOf(c.After)
+	if err != nil || encodeKey(newKey) == encodeKey(c.Key) {
+		return 1
+	}
+	return 2
 }
 
 // latest is a key's latest row in a changelog window and the key its
@@ -176,7 +193,7 @@ type LogAppender interface {
 func AsLogAppender(dst routes.Destination, url string) (LogAppender, error) {
 	a, ok := routes.As[LogAppender](dst)
 	if !ok {
-		return nil, fmt.Errorf("%w: log_based --changelog into %s: the destination cannot append a changelog (postgres and mysql can)", routes.ErrUnsupported, routes.Redact(url))
+		return nil, fmt.Errorf("%w: log_based --changelog into %s: the destination cannot append a changelog (postgres, mysql, clickhouse and iceberg can)", routes.ErrUnsupported, routes.Redact(url))
 	}
 	return a, nil
 }

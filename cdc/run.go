@@ -78,7 +78,7 @@ type ReplicaEnsurer interface {
 func AsApplier(dst routes.Destination, url string) (Applier, error) {
 	a, ok := routes.As[Applier](dst)
 	if !ok {
-		return nil, fmt.Errorf("%w: log_based into %s: the destination cannot apply changes (postgres and mysql can)", routes.ErrUnsupported, routes.Redact(url))
+		return nil, fmt.Errorf("%w: log_based into %s: the destination cannot apply changes (postgres, mysql, clickhouse and iceberg can)", routes.ErrUnsupported, routes.Redact(url))
 	}
 	return a, nil
 }

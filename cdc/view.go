@@ -13,12 +13,22 @@ import (
 // quote renders one identifier in the destination's dialect; the rest is
 // SQL both postgres and mysql/mariadb accept.
 func CurrentViewSQL(t *Table, quote func(string) string) string {
-	ref := func(r routes.TableRef) string {
-		if r.Schema == "" {
-			return quote(r.Name)
-		}
-		return quote(r.Schema) + "." + quote(r.Name)
+	view := routes.TableRef{Schema: t.Dest.Schema, Name: t.Dest.Name + CurrentSuffix}
+	return "CREATE OR REPLACE VIEW " + refSQL(view, quote) + " AS\n" + CurrentSQL(t, quote, refSQL(t.Dest, quote))
+}
+
+func refSQL(r routes.TableRef, quote func(string) string) string {
+	if r.Schema == "" {
+		return quote(r.Name)
 	}
+	return quote(r.Schema) + "." + quote(r.Name)
+}
+
+// CurrentSQL is the query of the __current view over log, a relation
+// holding t's changelog: what a destination without views (Iceberg) runs
+// instead, e.g. in a DuckDB model with the log as its input. The SQL is
+// PostgreSQL's, MySQL's and DuckDB's alike.
+func CurrentSQL(t *Table, quote func(string) string, log string) string {
 	list := func(alias string, cols []string) string {
 		q := make([]string, len(cols))
 		for i, c := range cols {
@@ -26,13 +36,11 @@ func CurrentViewSQL(t *Table, quote func(string) string) string {
 		}
 		return strings.Join(q, ", ")
 	}
-	view := routes.TableRef{Schema: t.Dest.Schema, Name: t.Dest.Name + CurrentSuffix}
 	return strings.NewReplacer(
-		"$view", ref(view), "$log", ref(t.Dest), "$cols", list("", t.Columns),
+		"$log", log, "$cols", list("", t.Columns),
 		"$lcols", list("l.", t.Columns), "$lkeys", list("l.", t.KeyNames()),
 		"$op", quote(ColOp), "$lsn", quote(ColLSN), "$ord", quote(ColOrd),
-	).Replace(`CREATE OR REPLACE VIEW $view AS
-SELECT $cols FROM (
+	).Replace(`SELECT $cols FROM (
   SELECT $lcols, l.$op, ROW_NUMBER() OVER (PARTITION BY $lkeys ORDER BY l.$lsn DESC, l.$ord DESC) AS _weir_rn
   FROM $log l LEFT JOIN (
     SELECT $lsn AS _weir_b_lsn, $ord AS _weir_b_ord FROM $log WHERE $op IN ('T', 'B') ORDER BY $lsn DESC, $ord DESC LIMIT 1

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/cdc/cdctest"
+	"github.com/weirhq/weir/routes"
 	_ "github.com/weirhq/weir/routes/clickhouse"
 	_ "github.com/weirhq/weir/routes/mysql"
 	_ "github.com/weirhq/weir/routes/postgres"
@@ -35,6 +36,9 @@ var exprs = map[string][]string{
 		"DATE_FORMAT(at, '%Y-%m-%d %H:%i:%s.%f')", "ok", "u", "hex(raw)"},
 	"postgres": {"id", "name", "n", "md5(big)", "color", "flags", "price",
 		"to_char(at, 'YYYY-MM-DD HH24:MI:SS.US')", "ok::int", "u", "upper(encode(raw, 'hex'))"},
+	// Iceberg has no SQL: both sides are read through weir's routes and
+	// compared in canonical text (cdctest.DB.Rows), by column name.
+	"iceberg": {"id", "name", "n", "big", "color", "flags", "price", "at", "ok", "u", "raw"},
 	// ClickHouse 18.16 has no DateTime64: DATETIME(6) lands as DateTime,
 	// whole seconds (subseconds=truncate), so both sides render at as
 	// seconds for it (srcExprs).
@@ -53,7 +57,7 @@ func (e *env) srcExprs() []string {
 	return out
 }
 
-var destinations = []string{"postgres", "mysql", "clickhouse"}
+var destinations = []string{"postgres", "mysql", "clickhouse", "iceberg"}
 
 func setup(t *testing.T, kind string) *env {
 	ctx := routestest.Context(t, 2*time.Minute)
@@ -74,6 +78,31 @@ func setup(t *testing.T, kind string) *env {
 
 func (e *env) exec(q string) { e.t.Helper(); e.src.Exec(e.t, e.ctx, q) }
 
+// srcHash is the source's hash in the destination's terms: SQL, or with
+// an Iceberg destination the canonical rows read through the route.
+func (e *env) srcHash() string {
+	e.t.Helper()
+	if e.dst.Kind == "iceberg" {
+		return e.src.RowsHash(e.t, e.ctx, "items", exprs["iceberg"])
+	}
+	return e.src.Hash(e.t, e.ctx, "items", e.srcExprs(), "id")
+}
+
+// runOK is run, retried while an Iceberg table's lease is still held by a
+// run a test killed (it expires after the fixture's lease=5s).
+func (e *env) runOK() Result {
+	e.t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		res, err := Run(e.ctx, e.cfg)
+		if err == nil {
+			return res
+		}
+		if !errors.Is(err, routes.ErrLocked) || time.Now().After(deadline) {
+			e.t.Fatalf("run: %v", err)
+		}
+	}
+}
+
 func (e *env) run() Result {
 	e.t.Helper()
 	res, err := Run(e.ctx, e.cfg)
@@ -85,7 +114,7 @@ func (e *env) run() Result {
 
 func (e *env) assertEqual(step string) {
 	e.t.Helper()
-	s := e.src.Hash(e.t, e.ctx, "items", e.srcExprs(), "id")
+	s := e.srcHash()
 	d := e.dst.Hash(e.t, e.ctx, "items", exprs[e.dst.Kind], "id")
 	if s != d {
 		e.t.Fatalf("%s: destination %s != source %s", step, d, s)

@@ -42,8 +42,13 @@ func (e *env) assertLog(step string, want []string) {
 // assertCurrent: the __current view equals the source (ordered hash).
 func (e *env) assertCurrent(step string) {
 	e.t.Helper()
-	s := e.src.Hash(e.t, e.ctx, "items", e.srcExprs(), "id")
-	d := e.dst.Hash(e.t, e.ctx, "items"+cdc.CurrentSuffix, exprs[e.dst.Kind], "id")
+	s := e.srcHash()
+	var d string
+	if e.dst.Kind == "iceberg" { // no view: the documented SQL, run by DuckDB
+		d = e.dst.CurrentHash(e.t, e.ctx, "items", exprs["iceberg"], []string{"id"})
+	} else {
+		d = e.dst.Hash(e.t, e.ctx, "items"+cdc.CurrentSuffix, exprs[e.dst.Kind], "id")
+	}
 	if s != d {
 		e.t.Fatalf("%s: items%s %s != source %s", step, cdc.CurrentSuffix, d, s)
 	}
@@ -110,8 +115,7 @@ func changelog(t *testing.T, e *env) {
 	e.assertLog("after the workload", want)
 	e.assertCurrent("after the workload")
 	// binlog_row_image=FULL: a delete carries the whole old row.
-	q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE _weir_op = 'D' AND name IS NULL`, e.dst.Table("items"))
-	if got := e.dst.Query(t, e.ctx, q); got != "0" {
+	if got := e.deletesWithoutName(); got != "0" {
 		t.Errorf("%s deletes lack the old row's name", got)
 	}
 
@@ -170,9 +174,25 @@ func TestChangelog_KilledInApply(t *testing.T) {
 			if got := e.logOps(true); !slices.Equal(got, before) {
 				t.Fatalf("killed append changed the log")
 			}
-			e.run()
+			e.runOK()
 			e.assertLog("re-run after the kill", want)
 			e.assertCurrent("re-run after the kill")
 		})
 	}
+}
+
+// deletesWithoutName counts the log's D rows without the old row's name.
+func (e *env) deletesWithoutName() string {
+	e.t.Helper()
+	if e.dst.Kind == "iceberg" {
+		n := 0
+		for _, r := range e.dst.Rows(e.t, e.ctx, "items", []string{cdc.ColOp, "name"}) {
+			if r == "D|"+`\N` {
+				n++
+			}
+		}
+		return fmt.Sprint(n)
+	}
+	q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE _weir_op = 'D' AND name IS NULL`, e.dst.Table("items"))
+	return e.dst.Query(e.t, e.ctx, q)
 }

@@ -19,9 +19,10 @@ import (
 	"github.com/weirhq/weir/routes/routestest"
 )
 
-// DB is one test's schema (PostgreSQL) or database (MySQL).
+// DB is one test's schema (PostgreSQL), database (MySQL, ClickHouse:
+// clickhouse.go) or namespace in a catalog of its own (Iceberg: iceberg.go).
 type DB struct {
-	Kind   string // "postgres" or "mysql"
+	Kind   string // "postgres", "mysql", "clickhouse" or "iceberg"
 	URL    string
 	Schema string
 	pg     *pgx.Conn
@@ -29,8 +30,8 @@ type DB struct {
 	ch     *clickhousetest.Fixture // clickhouse.go
 }
 
-// Open creates a uniquely named schema or database on the kind's test
-// server ("postgres", "mysql", "clickhouse") and drops it when the test
+// Open creates a uniquely named schema, database or namespace of the kind
+// ("postgres", "mysql", "clickhouse", "iceberg") and drops it when the test
 // ends.
 func Open(t *testing.T, ctx context.Context, kind string) *DB {
 	t.Helper()
@@ -48,6 +49,9 @@ func Open(t *testing.T, ctx context.Context, kind string) *DB {
 	case "clickhouse":
 		d.openClickHouse(t)
 		return d
+	case "iceberg":
+		d.openIceberg(t)
+		return d // a namespace is created by the first table
 	default:
 		t.Fatalf("cdctest: unknown kind %q", kind)
 	}
@@ -113,6 +117,7 @@ func (d *DB) Exec(t testing.TB, ctx context.Context, q string, args ...any) {
 		d.chExec(t, ctx, q, args)
 		return
 	}
+	d.needSQL(t)
 	var err error
 	if d.pg != nil {
 		_, err = d.pg.Exec(ctx, q, args...)
@@ -130,6 +135,7 @@ func (d *DB) Query(t testing.TB, ctx context.Context, q string, args ...any) str
 	if d.ch != nil {
 		return d.chQuery(t, ctx, q, args)
 	}
+	d.needSQL(t)
 	var s sql.NullString
 	var err error
 	if d.pg != nil {
@@ -152,6 +158,9 @@ func (d *DB) Hash(t testing.TB, ctx context.Context, table string, exprs []strin
 	t.Helper()
 	if d.ch != nil {
 		return d.chHash(t, ctx, table, exprs, orderBy)
+	}
+	if d.Kind == "iceberg" { // exprs are column names: no SQL runs there
+		return d.RowsHash(t, ctx, table, exprs)
 	}
 	parts := make([]string, len(exprs))
 	for i, e := range exprs {
@@ -177,6 +186,9 @@ func (d *DB) LogOps(t testing.TB, ctx context.Context, table, keyExpr string, wi
 	t.Helper()
 	if d.ch != nil {
 		return d.chLogOps(t, ctx, table, keyExpr, withBaseline)
+	}
+	if d.Kind == "iceberg" { // keyExpr is a column name
+		return d.icebergLogOps(t, ctx, table, keyExpr, withBaseline)
 	}
 	where := "WHERE _weir_op <> 'B'"
 	if withBaseline {

@@ -14,6 +14,7 @@ type decoder struct {
 	tables    map[string]*table // by source "schema.name"
 	relations map[uint32]*relation
 	start     pglogrepl.LSN // transactions committed before it are applied already
+	changelog bool          // ops are numbered across tables: a log skips its own (see change)
 	inTx      bool
 	skip      bool // the open transaction is before start
 	commitLSN pglogrepl.LSN
@@ -26,8 +27,8 @@ type relation struct {
 	idx []int // relation column → table column
 }
 
-func newDecoder(tables []*table, start pglogrepl.LSN) *decoder {
-	d := &decoder{tables: map[string]*table{}, relations: map[uint32]*relation{}, start: start}
+func newDecoder(tables []*table, start pglogrepl.LSN, changelog bool) *decoder {
+	d := &decoder{tables: map[string]*table{}, relations: map[uint32]*relation{}, start: start, changelog: changelog}
 	for _, t := range tables {
 		d.tables[t.Source.String()] = t
 	}
@@ -99,6 +100,15 @@ func (d *decoder) change(w *cdc.Window, relID uint32, op cdc.Op, oldType uint8, 
 	}
 	rel := d.relations[relID]
 	if rel == nil {
+		return nil
+	}
+	// A replica table saved ahead of the run's start (committed alone,
+	// then the run died before the other tables' commits) holds this
+	// transaction already: re-applying it would fill an unchanged TOAST
+	// value from the table's later state. A changelog gets every op, so
+	// that ordinals number a transaction's ops the same on every run; its
+	// destination skips the ops it holds.
+	if !d.changelog && d.commitLSN < rel.t.saved {
 		return nil
 	}
 	c := cdc.Change{Op: op, Position: logLSN(d.commitLSN), Commit: d.commitAt}

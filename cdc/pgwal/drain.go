@@ -35,7 +35,7 @@ func (r *run) openStream(ctx context.Context, start pglogrepl.LSN) (*stream, err
 	if err := checkSlot(ctx, r.src, r.name, start.String()); err != nil {
 		return nil, err
 	}
-	s := &stream{start: start, received: start, dec: newDecoder(r.tables, start)}
+	s := &stream{start: start, received: start, dec: newDecoder(r.tables, start, r.cfg.Changelog)}
 	var end string
 	if err := r.src.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&end); err != nil {
 		return nil, fmt.Errorf("read WAL end: %w", err)

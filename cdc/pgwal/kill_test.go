@@ -59,7 +59,7 @@ func TestRun_KilledInApply(t *testing.T) {
 			if got := e.hash(e.dst); got != before {
 				t.Fatalf("killed apply changed the destination: %s, was %s", got, before)
 			}
-			if res := e.run(); res.Truncates != 1 {
+			if res := e.runOK(); res.Truncates != 1 { // an Iceberg lease outlives the kill a moment
 				t.Errorf("re-run = %+v, want the whole window again (1 truncate)", res)
 			}
 			e.assertEqual("re-run after the kill")

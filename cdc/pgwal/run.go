@@ -137,6 +137,7 @@ func (r *run) position(ctx context.Context) (string, bool, error) {
 		if err != nil {
 			return "", false, fmt.Errorf("saved position of %s: %w", t.Dest, err)
 		}
+		t.saved = lsn
 		if i == 0 || lsn < low {
 			low = lsn
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weirhq/weir/cdc"
@@ -23,6 +24,11 @@ ORDER BY a.attnum`
 type table struct {
 	cdc.Table
 	keyPos []int // per column: 1-based position in the primary key, 0 if none
+	// saved is the table's own saved position. A destination that
+	// commits table by table (Iceberg) can hold some tables ahead of the
+	// run's start (the lowest); a replica skips the transactions it
+	// holds already (see decoder.change).
+	saved pglogrepl.LSN
 }
 
 // probe reads a source table's columns and primary key. A table without

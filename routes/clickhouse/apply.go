@@ -175,7 +175,11 @@ func (x *cdcTx) open(ctx context.Context, t *cdc.Table, mode routes.Mode) error 
 	extra := []string{ColDeleted}
 	if x.log {
 		extra = []string{cdc.ColOp, cdc.ColLSN, cdc.ColOrd, cdc.ColCommitTS}
-		if c.after, err = e.lastLogged(ctx, dest); err == nil {
+		var last *cdc.LogPoint
+		if last, err = e.lastLogged(ctx, dest); err == nil {
+			if last != nil {
+				c.after, t.Logged = last.Position, last
+			}
 			c.tsType, err = e.commitTSType(ctx, dest)
 		}
 	} else {

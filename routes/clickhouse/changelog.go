@@ -138,20 +138,27 @@ SELECT $cols FROM (
 ) WHERE $op != 'D'`)
 }
 
-// lastLogged is the position of the latest op (not baseline) the log
-// holds. ClickHouse commits each table on its own, and pgwal and binlog
-// restart from the lowest position over the tables, so after a crash
-// between two tables' commits a log is handed ops it already holds: they
-// are at or before this position (positions sort as text), and skipped.
+// lastLogged is the latest op (not baseline) the log holds. ClickHouse
+// commits each table on its own, and pgwal and binlog restart from the
+// lowest position over the tables, so after a crash between two tables'
+// commits a log is handed ops it already holds: they are at or before this
+// position (positions sort as text). open hands it to the window as
+// cdc.Table.Logged, which drops those transactions (so their rows cannot
+// feed a later unchanged-value fill), and appendOps skips them too.
 // Baseline rows do not count: with a binlog source the first transaction
 // after the bootstrap starts at the baseline's coordinate.
-func (e *Endpoint) lastLogged(ctx context.Context, log routes.TableRef) (string, error) {
-	q := fmt.Sprintf("SELECT max(%s) FROM %s WHERE %s != 'B'", quoteIdent(cdc.ColLSN), ident(log), quoteIdent(cdc.ColOp))
-	row, _, err := queryRow(ctx, e.conn, q)
-	if err != nil {
-		return "", err
+func (e *Endpoint) lastLogged(ctx context.Context, log routes.TableRef) (*cdc.LogPoint, error) {
+	q := fmt.Sprintf("SELECT %[1]s, %[2]s FROM %[3]s WHERE %[4]s != 'B' ORDER BY %[1]s DESC, %[2]s DESC LIMIT 1",
+		quoteIdent(cdc.ColLSN), quoteIdent(cdc.ColOrd), ident(log), quoteIdent(cdc.ColOp))
+	row, ok, err := queryRow(ctx, e.conn, q)
+	if err != nil || !ok {
+		return nil, err
 	}
-	return row[0], nil
+	ord, err := strconv.Atoi(row[1])
+	if err != nil {
+		return nil, fmt.Errorf("changelog %s: %s %q: %w", log, cdc.ColOrd, row[1], err)
+	}
+	return &cdc.LogPoint{Position: row[0], Ord: ord}, nil
 }
 
 func (e *Endpoint) commitTSType(ctx context.Context, log routes.TableRef) (string, error) {
