@@ -148,7 +148,7 @@ SELECT $cols FROM (
 // Baseline rows do not count: with a binlog source the first transaction
 // after the bootstrap starts at the baseline's coordinate.
 func (e *Endpoint) lastLogged(ctx context.Context, log routes.TableRef) (*cdc.LogPoint, error) {
-	q := fmt.Sprintf("SELECT %[1]s, %[2]s FROM %[3]s WHERE %[4]s != 'B' ORDER BY %[1]s DESC, %[2]s DESC LIMIT 1",
+	q := fmt.Sprintf("SELECT %[1]s, toString(%[2]s) FROM %[3]s WHERE %[4]s != 'B' ORDER BY %[1]s DESC, %[2]s DESC LIMIT 1",
 		quoteIdent(cdc.ColLSN), quoteIdent(cdc.ColOrd), ident(log), quoteIdent(cdc.ColOp))
 	row, ok, err := queryRow(ctx, e.conn, q)
 	if err != nil || !ok {
