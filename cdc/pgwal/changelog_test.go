@@ -263,21 +263,7 @@ func TestChangelog_Rebootstrap(t *testing.T) {
 	e := setup(t)
 	e.cfg.Changelog = true
 	e.runOK()
-	name, _ := e.cfg.Name()
-	if err := dropSlot(e.ctx, e.conn, name); err != nil {
-		t.Fatal(err)
-	}
-	e.exec(`DELETE FROM ` + ident(e.src) + ` WHERE id = 3`)
-	e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (77, 'lost', 1, NULL)`)
-	if _, err := Run(e.ctx, e.cfg); !errors.Is(err, ErrSlotLost) {
-		t.Fatalf("run after the slot was dropped = %v, want ErrSlotLost", err)
-	}
-	if err := Drop(e.ctx, e.cfg); err != nil {
-		t.Fatal(err)
-	}
-	if res := e.runOK(); !res.Bootstrap {
-		t.Fatalf("run after reset = %+v, want a bootstrap", res)
-	}
+	e.loseSlotThenReset()
 	if got := e.logOps(true); len(got) != 100 || len(e.logOps(false)) != 0 {
 		t.Fatalf("log = %d rows, want two baselines of 50 and no op", len(got))
 	}
@@ -397,5 +383,28 @@ func (e *env) checkLogRows(wantD string) {
 	}
 	if got := fmt.Sprintf("%d/%d", deletes, named); got != wantD {
 		e.t.Errorf("deletes/with a name = %s, want %s", got, wantD)
+	}
+}
+
+// loseSlotThenReset drops the pair's slot, changes the source (row 3
+// deleted, 77 inserted: changes the lost slot never delivers), checks that
+// the next run fails with ErrSlotLost, resets the pair (weir reset) and
+// runs it again, which must bootstrap.
+func (e *env) loseSlotThenReset() {
+	e.t.Helper()
+	name, _ := e.cfg.Name()
+	if err := dropSlot(e.ctx, e.conn, name); err != nil {
+		e.t.Fatal(err)
+	}
+	e.exec(`DELETE FROM ` + ident(e.src) + ` WHERE id = 3`)
+	e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (77, 'lost', 1, NULL)`)
+	if _, err := Run(e.ctx, e.cfg); !errors.Is(err, ErrSlotLost) {
+		e.t.Fatalf("run after the slot was dropped = %v, want ErrSlotLost", err)
+	}
+	if err := Drop(e.ctx, e.cfg); err != nil {
+		e.t.Fatal(err)
+	}
+	if res := e.runOK(); !res.Bootstrap {
+		e.t.Fatalf("run after reset = %+v, want a bootstrap", res)
 	}
 }

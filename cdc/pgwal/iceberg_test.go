@@ -192,21 +192,7 @@ func TestIceberg_Reset(t *testing.T) {
 			e := setupTo(t, "iceberg")
 			e.cfg.Changelog = changelog
 			e.runOK()
-			name, _ := e.cfg.Name()
-			if err := dropSlot(e.ctx, e.conn, name); err != nil {
-				t.Fatal(err)
-			}
-			e.exec(`DELETE FROM ` + ident(e.src) + ` WHERE id = 3`)
-			e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (77, 'lost', 1, NULL)`)
-			if _, err := Run(e.ctx, e.cfg); !errors.Is(err, ErrSlotLost) {
-				t.Fatalf("run after the slot was dropped = %v, want ErrSlotLost", err)
-			}
-			if err := Drop(e.ctx, e.cfg); err != nil {
-				t.Fatal(err)
-			}
-			if res := e.runOK(); !res.Bootstrap {
-				t.Fatalf("run after reset = %+v, want a bootstrap", res)
-			}
+			e.loseSlotThenReset()
 			if !changelog {
 				e.assertEqual("after the re-bootstrap")
 				return
