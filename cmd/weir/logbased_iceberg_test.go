@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,31 +72,14 @@ func logBasedIceberg(t *testing.T, changelog bool) {
 }
 
 // transferCDC runs weir transfer --json and returns its report's cdc
-// object (transfer prints the report on the process's stdout).
+// object.
 func transferCDC(t *testing.T, args []string) map[string]any {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := os.Stdout
-	os.Stdout = w
-	done := make(chan string)
-	go func() { b, _ := io.ReadAll(r); done <- string(b) }()
-	code, _ := runCmd(t, args...)
-	os.Stdout = stdout
-	w.Close()
-	out := <-done
+	code, out := runCmd(t, args...)
 	if code != ExitOK {
 		t.Fatalf("transfer exited %d: %s", code, out)
 	}
-	var rep struct {
-		CDC map[string]any `json:"cdc"`
-	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.CDC == nil {
-		t.Fatalf("report %q: %v", out, err)
-	}
-	return rep.CDC
+	return cdcReport(t, out)
 }
 
 // TestOnceCmd_IcebergChangelogModel: the medallion pattern of docs/cdc.md

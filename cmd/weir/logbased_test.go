@@ -57,6 +57,12 @@ func onceCDC(t *testing.T, path string) map[string]any {
 	if code != ExitOK {
 		t.Fatalf("once exited %d: %s", code, out)
 	}
+	return cdcReport(t, out)
+}
+
+// cdcReport is the cdc object of a JSON report (weir once or transfer).
+func cdcReport(t *testing.T, out string) map[string]any {
+	t.Helper()
 	var rep struct {
 		CDC map[string]any `json:"cdc"`
 	}

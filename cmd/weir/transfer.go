@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -40,7 +41,7 @@ func newTransferCmd() *cobra.Command {
 			stop := startProgress(opts.Progress)
 			rep, err := weir.Transfer(cmd.Context(), args[0], args[1], opts)
 			stop()
-			return finish(rep, err, asJSON)
+			return finish(cmd.OutOrStdout(), rep, err, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -70,14 +71,14 @@ func splitList(s string) []string {
 	return out
 }
 
-// finish prints the report (JSON on stdout, or a summary on stderr) and
-// returns the transfer's error for the exit code.
-func finish(rep *weir.Report, err error, asJSON bool) error {
+// finish prints the report (JSON on the command's output, stdout, or a
+// summary on stderr) and returns the transfer's error for the exit code.
+func finish(out io.Writer, rep *weir.Report, err error, asJSON bool) error {
 	if rep == nil {
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if jerr := enc.Encode(rep); jerr != nil {
 			return jerr
