@@ -241,6 +241,41 @@ func failureInsideApply(t *testing.T, e *env) {
 	e.assertEqual("re-run after failure")
 }
 
+// TestRun_ServerChanged: a position saved from another server (a
+// failover to a replica: its binlog's names and offsets are its own) is
+// refused with the fix, by a run and by Status, never resumed from; old
+// positions without a server_id still resume.
+func TestRun_ServerChanged(t *testing.T) {
+	e := setup(t, "mysql")
+	res := e.run()
+	saved, err := ParsePosition(res.To)
+	if err != nil || saved.Server == 0 {
+		t.Fatalf("bootstrap position %q (%v): want a server_id in it", res.To, err)
+	}
+	other := saved
+	other.Server = saved.Server + 1
+	e.dst.Exec(t, e.ctx, "UPDATE "+e.dst.Table("_weir_state")+" SET position = ?", other.String())
+	_, err = Run(e.ctx, e.cfg)
+	var lost *PositionLostError
+	if !errors.As(err, &lost) || !errors.Is(err, ErrPositionLost) || lost.Server != saved.Server ||
+		!strings.Contains(err.Error(), "server_id") || !strings.Contains(err.Error(), "weir reset") {
+		t.Fatalf("run from another server's position = %v, want a PositionLostError naming both server_ids and weir reset", err)
+	}
+	lag, err := Status(e.ctx, e.cfg)
+	if err != nil || !lag.Lost || !strings.Contains(lag.Problem, "server_id") {
+		t.Fatalf("status = %+v, %v; want lost, naming the server change", lag, err)
+	}
+	// A position saved before server_ids were recorded resumes as before.
+	old := saved
+	old.Server = 0
+	e.dst.Exec(t, e.ctx, "UPDATE "+e.dst.Table("_weir_state")+" SET position = ?", old.String())
+	e.exec(`INSERT INTO ` + e.src.Table("items") + ` (id, name) VALUES (900, 'after')`)
+	if res := e.run(); res.Bootstrap {
+		t.Fatalf("run from a position without server_id = %+v, want an incremental run", res)
+	}
+	e.assertEqual("resumed from a position without server_id")
+}
+
 // TestRun_PurgedBinlog points the saved position at a binlog file the
 // server does not have (purging the shared server's binlogs is not an
 // option in a test) and expects the loss reported with the fix.
@@ -267,6 +302,8 @@ func TestPosition_RoundTrip(t *testing.T) {
 		{File: "mysql-bin.000003", Pos: 1234},
 		{File: "mysql-bin.000003", Pos: 4, GTID: "0-1-42,1-2-7"},
 		{File: "binlog.000010", Pos: 99, GTID: "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5"},
+		{File: "mysql-bin.000004", Pos: 7, GTID: "0-1-9", Server: 1},
+		{File: "mysql-bin.000005", Pos: 8, Server: 4294967295},
 	}
 	for _, p := range tests {
 		t.Run(p.String(), func(t *testing.T) {

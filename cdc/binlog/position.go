@@ -10,21 +10,28 @@ import (
 )
 
 // Position is a binlog coordinate: the file and offset the next event
-// starts at, and the server's GTID set there (MariaDB domain-server-seq
-// list or MySQL uuid:interval set; empty without GTIDs). Runs resume from
-// File:Pos; the GTID set is kept for operators and failover checks.
+// starts at, the server's GTID set there (MariaDB domain-server-seq list
+// or MySQL uuid:interval set; empty without GTIDs) and the server_id of
+// the server whose binlog it is. Runs resume from File:Pos, which only
+// means something on that server: a run against another one (a failover
+// to a replica, a URL changed) is refused (sameServer). The GTID set is
+// kept for operators.
 type Position struct {
-	File string
-	Pos  uint32
-	GTID string
+	File   string
+	Pos    uint32
+	GTID   string
+	Server uint32 // @@server_id; 0: not recorded (positions saved before it was)
 }
 
-// String is "mysql-bin.000003:1234" or "mysql-bin.000003:1234 gtid=0-1-42":
-// the text saved in _weir_state.position.
+// String is "mysql-bin.000003:1234", with " gtid=0-1-42" and " server=1"
+// when known: the text saved in _weir_state.position.
 func (p Position) String() string {
 	s := fmt.Sprintf("%s:%d", p.File, p.Pos)
 	if p.GTID != "" {
 		s += " gtid=" + p.GTID
+	}
+	if p.Server != 0 {
+		s += " server=" + strconv.FormatUint(uint64(p.Server), 10)
 	}
 	return s
 }
@@ -36,7 +43,8 @@ func (p Position) logText() string { return fmt.Sprintf("%s:%010d", p.File, p.Po
 
 // ParsePosition reads what String wrote.
 func ParsePosition(s string) (Position, error) {
-	coord, gtid, _ := strings.Cut(s, " gtid=")
+	rest, server, _ := strings.Cut(s, " server=")
+	coord, gtid, _ := strings.Cut(rest, " gtid=")
 	i := strings.LastIndexByte(coord, ':')
 	if i <= 0 {
 		return Position{}, fmt.Errorf("binlog position %q: want file:pos", s)
@@ -45,7 +53,15 @@ func ParsePosition(s string) (Position, error) {
 	if err != nil {
 		return Position{}, fmt.Errorf("binlog position %q: %w", s, err)
 	}
-	return Position{File: coord[:i], Pos: uint32(pos), GTID: gtid}, nil
+	p := Position{File: coord[:i], Pos: uint32(pos), GTID: gtid}
+	if server != "" {
+		id, err := strconv.ParseUint(server, 10, 32)
+		if err != nil {
+			return Position{}, fmt.Errorf("binlog position %q: server: %w", s, err)
+		}
+		p.Server = uint32(id)
+	}
+	return p, nil
 }
 
 // Before reports whether p comes before q in the log (binlog file names
@@ -112,18 +128,36 @@ func (s server) current(ctx context.Context, db *sql.DB) (Position, error) {
 	if err := db.QueryRowContext(ctx, q).Scan(&gtid); err == nil {
 		p.GTID = strings.ReplaceAll(gtid.String, "\n", "")
 	}
+	if err := db.QueryRowContext(ctx, `SELECT @@server_id`).Scan(&p.Server); err != nil {
+		return p, fmt.Errorf("read server_id: %w", err)
+	}
 	return p, nil
 }
 
+// sameServer fails with a *PositionLostError when the saved position was
+// read from another server than head (both server_ids known): binlog file
+// names and offsets are the server's own, so resuming from them on a
+// replica promoted after a failover would read another log, or fail.
+func sameServer(saved, head Position) error {
+	if saved.Server == 0 || head.Server == 0 || saved.Server == head.Server {
+		return nil
+	}
+	return &PositionLostError{Position: saved, Server: head.Server}
+}
+
 // ErrPositionLost: the binlog file the saved position is in was purged
-// (expire_logs_days, binlog_expire_logs_seconds, PURGE BINARY LOGS). The
-// changes since cannot be read any more; the fix is a new bootstrap.
+// (expire_logs_days, binlog_expire_logs_seconds, PURGE BINARY LOGS), or
+// the position belongs to another server's binlog. The changes since
+// cannot be read any more; the fix is a new bootstrap.
 var ErrPositionLost = errors.New("binlog position lost")
 
 // PositionLostError names the position and the fix.
 type PositionLostError struct {
 	Position Position
 	Oldest   string // the oldest binlog file the server still has
+	// Server, when set, is the server_id of the server connected to,
+	// which is not the one the position was saved from (sameServer).
+	Server uint32
 }
 
 func (e *PositionLostError) Error() string {
@@ -132,6 +166,10 @@ func (e *PositionLostError) Error() string {
 
 // Loss says what was lost, without the fix (weir status names the task's).
 func (e *PositionLostError) Loss() string {
+	if e.Server != 0 {
+		return fmt.Sprintf("the saved position %s is in the binlog of server_id %d, and the source is now server_id %d (a failover, or a URL that points elsewhere): its binlog coordinates mean nothing here",
+			e.Position, e.Position.Server, e.Server)
+	}
 	return fmt.Sprintf("binlog file %s of the saved position %s was purged (the oldest is %s); changes after it are unreadable",
 		e.Position.File, e.Position, e.Oldest)
 }

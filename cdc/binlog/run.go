@@ -250,6 +250,9 @@ func (r *run) incremental(ctx context.Context, from Position) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := sameServer(from, to); err != nil {
+		return res, err
+	}
 	if err := checkRetained(ctx, r.db, from); err != nil {
 		return res, err
 	}

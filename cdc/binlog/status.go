@@ -34,7 +34,11 @@ func Status(ctx context.Context, cfg Config) (cdc.LogLag, error) {
 	}
 	lag.Position, lag.File = pos.String(), pos.File
 	var lost *PositionLostError
-	if err := logs.retains(pos); errors.As(err, &lost) {
+	err = sameServer(pos, head)
+	if err == nil {
+		err = logs.retains(pos)
+	}
+	if errors.As(err, &lost) {
 		lag.Lost, lag.Problem = true, lost.Loss()
 		return lag, nil
 	}
