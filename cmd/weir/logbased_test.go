@@ -23,15 +23,7 @@ func TestOnceCmd_LogBased(t *testing.T) {
 	src, dst := cdctest.Open(t, ctx, "mysql"), cdctest.Open(t, ctx, "postgres")
 	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id INT PRIMARY KEY, v VARCHAR(20))")
 	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 'a'), (2, 'b'), (3, 'c')")
-	path := filepath.Join(t.TempDir(), "weir.yaml")
-	os.WriteFile(path, []byte(fmt.Sprintf(`version: 1
-connections:
-  app: %s
-  dw: %s
-tasks:
-  cdc:
-    transfer: {from: app, table: %s.t, to: dw, dest_table: %s.t, mode: log_based}
-`, src.URL, dst.URL, src.Schema, dst.Schema)), 0o644)
+	path := cdcDag(t, src, dst, false)
 	first := onceCDC(t, path)
 	if first["bootstrap"] != true || first["rows"] != 3.0 {
 		t.Fatalf("first run cdc = %v, want a bootstrap of 3 rows", first)
@@ -108,15 +100,7 @@ func TestChangelogCmds(t *testing.T) {
 	if got := dst.LogOps(t, ctx, "t", "id", true); len(got) != 3 || got[0][0] != 'B' {
 		t.Fatalf("log after the bootstrap = %v, want 3 baseline rows", got)
 	}
-	path := filepath.Join(t.TempDir(), "weir.yaml")
-	os.WriteFile(path, []byte(fmt.Sprintf(`version: 1
-connections:
-  app: %s
-  dw: %s
-tasks:
-  cdc:
-    transfer: {from: app, table: %s.t, to: dw, dest_table: %s.t, mode: log_based, changelog: true}
-`, src.URL, dst.URL, src.Schema, dst.Schema)), 0o644)
+	path := cdcDag(t, src, dst, true)
 	src.Exec(t, ctx, "UPDATE "+src.Table("t")+" SET v = 'B' WHERE id = 2")
 	src.Exec(t, ctx, "DELETE FROM "+src.Table("t")+" WHERE id = 3")
 	if got := onceCDC(t, path); got["bootstrap"] != false || got["appended"] != 2.0 {
@@ -139,15 +123,7 @@ func TestResetCmd_LogBased(t *testing.T) {
 	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "postgres")
 	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id int PRIMARY KEY, v text)")
 	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 'a'), (2, 'b')")
-	path := filepath.Join(t.TempDir(), "weir.yaml")
-	os.WriteFile(path, []byte(fmt.Sprintf(`version: 1
-connections:
-  app: %s
-  dw: %s
-tasks:
-  cdc:
-    transfer: {from: app, table: %s.t, to: dw, dest_table: %s.t, mode: log_based, changelog: true}
-`, src.URL, dst.URL, src.Schema, dst.Schema)), 0o644)
+	path := cdcDag(t, src, dst, true)
 	cfg := pgwal.Config{SourceURL: src.URL, DestURL: dst.URL, Changelog: true,
 		Tables: []pgwal.Pair{{Source: src.Ref("t"), Dest: dst.Ref("t")}}}
 	slot, err := cfg.Name()
@@ -189,15 +165,7 @@ func TestStatusCmd_LogBased(t *testing.T) {
 			src, dst := cdctest.Open(t, ctx, kind), cdctest.Open(t, ctx, "postgres")
 			src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id int PRIMARY KEY, v varchar(20))")
 			src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 'a'), (2, 'b')")
-			path := filepath.Join(t.TempDir(), "weir.yaml")
-			os.WriteFile(path, []byte(fmt.Sprintf(`version: 1
-connections:
-  app: %s
-  dw: %s
-tasks:
-  cdc:
-    transfer: {from: app, table: %s.t, to: dw, dest_table: %s.t, mode: log_based}
-`, src.URL, dst.URL, src.Schema, dst.Schema)), 0o644)
+			path := cdcDag(t, src, dst, false)
 			t.Cleanup(func() { runCmd(t, "reset", "--task", "cdc", "-f", path) })
 			onceCDC(t, path)
 			src.Exec(t, ctx, "UPDATE "+src.Table("t")+" SET v = 'B' WHERE id = 2")
@@ -251,4 +219,27 @@ func dropSlot(t *testing.T, src *cdctest.DB, slot string) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// cdcDag writes a dagfile with one log_based task, cdc, moving src's
+// table t to dst's (a changelog when changelog is set), and returns its path.
+func cdcDag(t *testing.T, src, dst *cdctest.DB, changelog bool) string {
+	t.Helper()
+	extra := ""
+	if changelog {
+		extra = ", changelog: true"
+	}
+	path := filepath.Join(t.TempDir(), "weir.yaml")
+	body := fmt.Sprintf(`version: 1
+connections:
+  app: %s
+  dw: %s
+tasks:
+  cdc:
+    transfer: {from: app, table: %s.t, to: dw, dest_table: %s.t, mode: log_based%s}
+`, src.URL, dst.URL, src.Schema, dst.Schema, extra)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
