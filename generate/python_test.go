@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/report/pipes"
 )
 
 var (
@@ -239,7 +240,7 @@ func readKeys(task, up *dagfile.Task) [][]string {
 func dagsterKey(a dagfile.TableAddr) []string {
 	parts := a.Parts()
 	for i, p := range parts {
-		parts[i] = assetPartRE.ReplaceAllString(p, "_")
+		parts[i] = pipes.KeyPart(p)
 	}
 	return parts
 }

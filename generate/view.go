@@ -3,12 +3,12 @@ package generate
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/report/pipes"
 )
 
 // view is what the templates see of one dagfile.
@@ -74,14 +74,12 @@ func newView(f *dagfile.File, opts Options, target string) (*view, error) {
 	return v, nil
 }
 
-var assetPartRE = regexp.MustCompile(`[^A-Za-z0-9_]`)
-
 // dagsterKeys makes asset key parts valid Dagster names: other characters
 // become _ (files:in/orders.csv → ["files", "in_orders_csv"]).
 func (v *view) dagsterKeys() {
 	fix := func(parts []string) {
 		for i, p := range parts {
-			parts[i] = assetPartRE.ReplaceAllString(p, "_")
+			parts[i] = pipes.KeyPart(p)
 		}
 	}
 	for _, t := range v.Tasks {
