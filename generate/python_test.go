@@ -187,6 +187,7 @@ type dagsterAsset struct {
 	Retries    int        `json:"retries"`
 	RetryDelay int        `json:"retry_delay"`
 	Pool       string     `json:"pool"`
+	Checks     []string   `json:"checks"` // asset/key:check of its contract
 }
 
 type dagsterDefs struct {
@@ -203,9 +204,12 @@ func wantDagster(t *testing.T, f *dagfile.File, opts Options) dagsterDefs {
 	d := dagsterDefs{Assets: map[string]*dagsterAsset{}}
 	for name, task := range sel {
 		a := &dagsterAsset{Function: "weir_" + name, Group: f.Name, Tags: task.Tags, Deps: [][]string{},
-			Retries: task.Retries, RetryDelay: int(task.RetryDelay.Seconds()), Pool: task.Pool}
+			Retries: task.Retries, RetryDelay: int(task.RetryDelay.Seconds()), Pool: task.Pool, Checks: []string{}}
 		for _, s := range task.Sinks() {
 			a.Keys = append(a.Keys, dagsterKey(s))
+		}
+		if task.Contract != nil {
+			a.Checks = append(a.Checks, pipes.AssetKey(dagsterKey(task.Sink()))+":"+pipes.ContractCheck)
 		}
 		for _, u := range selectedUpstream(task, sel) {
 			a.Deps = append(a.Deps, readKeys(task, f.Task(u))...)

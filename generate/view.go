@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/weirhq/weir/dagfile"
@@ -31,9 +30,9 @@ type taskView struct {
 	Shell                           string   // the whole command, quoted for a shell
 	Retries, TotalRetries           int
 	RetryDelay, Timeout             int    // seconds; Timeout 0: none
-	TimeoutPy                       string // Timeout as Python: None or seconds
 	RetryExpr                       string // Argo retryStrategy expression
 	Pool                            string
+	Check                           string // the asset check of its contract (Dagster); "" when none
 	Tags, Vars                      []string
 	Upstream, UpstreamKube          []string // selected upstream tasks only
 	Sinks                           []sinkView
@@ -129,9 +128,8 @@ func newTaskView(f *dagfile.File, t *dagfile.Task, picked map[string]*dagfile.Ta
 		Retries: t.Retries, TotalRetries: t.Retries + LockRetries,
 		RetryDelay: seconds(t.RetryDelay.Seconds()), Timeout: seconds(t.Timeout.Seconds()),
 		Pool: t.Pool, Tags: t.Tags, Vars: f.Vars(t)}
-	tv.TimeoutPy = "None"
-	if tv.Timeout > 0 {
-		tv.TimeoutPy = strconv.Itoa(tv.Timeout)
+	if t.Contract != nil {
+		tv.Check = pipes.ContractCheck
 	}
 	tv.RetryExpr = retryExpr(t.Retries)
 	for _, s := range t.Sinks() {

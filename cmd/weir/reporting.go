@@ -93,9 +93,6 @@ func (rs *reporters) assetKey(a dagfile.TableAddr) string {
 	return key
 }
 
-// ContractCheck is the name of the asset check of a task's contract.
-const ContractCheck = "contract"
-
 // reportPipes sends a materialization per sink and the contract's check
 // when the run went through, then closes the session.
 func (rs *reporters) reportPipes(rep *runner.Report, runErr error) {
@@ -110,7 +107,7 @@ func (rs *reporters) reportPipes(rep *runner.Report, runErr error) {
 		for rule, n := range c.Rules {
 			meta["rule: "+rule] = pipes.Int(n)
 		}
-		s.Check(rs.assetKey(rs.t.Sink()), ContractCheck, c.Passed, pipes.SeverityError, meta)
+		s.Check(rs.assetKey(rs.t.Sink()), pipes.ContractCheck, c.Passed, pipes.SeverityError, meta)
 	}
 	if runErr == nil && rep != nil {
 		for _, a := range rs.t.Sinks() {

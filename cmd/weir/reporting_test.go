@@ -194,8 +194,8 @@ func checkPipesRun(t *testing.T, msgs []pipesMsg, key string, contract bool) {
 				t.Errorf("rows_out 0 on a first run: %v", meta)
 			}
 		case "report_asset_check":
-			if m.Params["asset_key"] != key || m.Params["check_name"] != ContractCheck || m.Params["passed"] != true {
-				t.Errorf("check %v: want %s %s passed", m.Params, key, ContractCheck)
+			if m.Params["asset_key"] != key || m.Params["check_name"] != pipes.ContractCheck || m.Params["passed"] != true {
+				t.Errorf("check %v: want %s %s passed", m.Params, key, pipes.ContractCheck)
 			}
 			meta, _ := m.Params["metadata"].(map[string]any)
 			if v, _ := meta["checked"].(map[string]any); v["type"] != "int" || v["raw_value"] == 0.0 {

@@ -63,6 +63,10 @@ func JSON(v any) Value      { return Value{Raw: v, Type: "json"} }
 // Metadata is the metadata of a materialization or a check.
 type Metadata map[string]Value
 
+// ContractCheck is the name of the asset check of a task's contract, in
+// weir's messages and in the generated Dagster code that declares it.
+const ContractCheck = "contract"
+
 // Severities of a failed asset check.
 const (
 	SeverityWarn  = "WARN"

@@ -56,6 +56,7 @@ def dagster_graph():
             "retries": kw["retry_policy"].max_retries,
             "retry_delay": kw["retry_policy"].delay,
             "pool": kw.get("op_tags", {}).get("dagster/concurrency_key", ""),
+            "checks": ["/".join(c.asset.path) + ":" + c.name for c in kw.get("check_specs", [])],
         }
     return {"assets": assets, "jobs": RECORD["jobs"], "schedules": RECORD["schedules"], "definitions": RECORD["definitions"]}
 
@@ -81,10 +82,12 @@ def run_dagster(task, _try):
         if a["specs"][0].kwargs["metadata"]["weir/task"] != task:
             continue
         try:
-            out = a["fn"](dg.AssetExecutionContext())
+            context = dg.AssetExecutionContext([s.key for s in a["specs"]])
+            out = a["fn"](context, dg.RESOURCES["pipes_subprocess_client"])
             results = list(out) if not isinstance(out, dg.MaterializeResult) else [out]
             return {"outcome": "success", "results": [
-                {"key": r.asset_key.path if r.asset_key else None, "metadata": r.metadata} for r in results]}
+                {"key": r.asset_key.path if r.asset_key else None, "metadata": r.metadata,
+                 "check": getattr(r, "check_name", None), "passed": getattr(r, "passed", None)} for r in results]}
         except dg.RetryRequested as err:
             return {"outcome": "RetryRequested", "max_retries": err.max_retries, "seconds_to_wait": err.seconds_to_wait}
         except dg.Failure as err:
