@@ -110,7 +110,9 @@ type airflowTask struct {
 	RetryDelay     float64  `json:"retry_delay"`
 	Timeout        float64  `json:"timeout"`
 	Pool           string   `json:"pool"`
+	Inlets         []string `json:"inlets"`
 	Outlets        []string `json:"outlets"`
+	XComPush       bool     `json:"xcom_push"`
 	Secrets        []string `json:"secrets"`
 	SkipOnExitCode []int    `json:"skip_on_exit_code"`
 }
@@ -136,12 +138,15 @@ func wantAirflow(t *testing.T, f *dagfile.File, opts Options) airflowDAG {
 			Argv:    []string{opts.WeirBin, "once", "--task", name, "-f", opts.DagfilePath, "--json"},
 			Retries: task.Retries, AirflowRetries: task.Retries + LockRetries,
 			RetryDelay: task.RetryDelay.Seconds(), Timeout: task.Timeout.Seconds(), Pool: task.Pool,
-			Secrets: []string{}, SkipOnExitCode: []int{ExitLocked, ExitBadInput}}
+			Secrets: []string{}, SkipOnExitCode: []int{ExitLocked, ExitBadInput}, Inlets: []string{}, XComPush: true}
 		if opts.Operator == OperatorKubernetes {
 			at.Operator, at.Secrets = "KubernetesPodOperator", append(at.Secrets, f.Vars(task)...)
 		}
 		for _, s := range task.Sinks() {
-			at.Outlets = append(at.Outlets, "weir://"+s.Conn+"/"+s.Name())
+			at.Outlets = append(at.Outlets, assetURI(f, s))
+		}
+		for _, s := range task.Sources() {
+			at.Inlets = append(at.Inlets, assetURI(f, s))
 		}
 		d.Tasks[name] = at
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirhq/weir/generate"
 	"github.com/weirhq/weir/runner"
 )
 
@@ -34,18 +35,8 @@ Exit codes: 0 done (also when there was nothing new), 1 failure, 2 bad input
 another run (retry later). See docs/runner.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := required("--task", task); err != nil {
-				return err
-			}
-			r, err := loadRunner(file)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			rs := startReporting(cmd.Context(), r, task, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			rep, err := r.Once(cmd.Context(), task)
-			rs.finish(cmd.Context(), rep, err)
-			if ferr := writeReportFile(reportFile, rep); ferr != nil && err == nil {
+			rep, err := runOnce(cmd, file, task)
+			if ferr := writeReportFile(reportFile, task, rep, err); ferr != nil && err == nil {
 				err = ferr
 			}
 			return printReport(cmd.OutOrStdout(), rep, err, asJSON)
@@ -55,8 +46,24 @@ another run (retry later). See docs/runner.md.`,
 	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringVar(&task, "task", "", "the task to run (required)")
 	f.BoolVar(&asJSON, "json", false, "print the run report as JSON on stdout")
-	f.StringVar(&reportFile, "report-file", "", "also write the run report as JSON to this file (Argo output parameters)")
+	f.StringVar(&reportFile, "report-file", "", "also write the run report as JSON to this file, also on failure (default $"+generate.ReportFileEnv+")")
 	return cmd
+}
+
+// runOnce runs one batch of task and reports it to the orchestrator.
+func runOnce(cmd *cobra.Command, file, task string) (*runner.Report, error) {
+	if err := required("--task", task); err != nil {
+		return nil, err
+	}
+	r, err := loadRunner(file)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	rs := startReporting(cmd.Context(), r, task, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	rep, err := r.Once(cmd.Context(), task)
+	rs.finish(cmd.Context(), rep, err)
+	return rep, err
 }
 
 // required fails with bad input (exit 2) when a required flag is empty.

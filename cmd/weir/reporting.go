@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/generate"
 	"github.com/weirhq/weir/report/openlineage"
 	"github.com/weirhq/weir/report/pipes"
 	"github.com/weirhq/weir/routes"
@@ -228,18 +229,32 @@ func (rs *reporters) emit(ctx context.Context, e openlineage.RunEvent) {
 	}
 }
 
-// writeReportFile writes the report as JSON to path (for Argo's output
-// parameters); an empty path writes nothing.
-func writeReportFile(path string, rep *runner.Report) error {
-	if path == "" || rep == nil {
+// writeReportFile writes the run report as JSON to path, else to the file
+// $WEIR_REPORT_FILE names (the generated pod specs set it: Argo's output
+// parameter, the KubernetesPodOperator's XCom); nowhere when both are
+// empty. A run that ends before it has a report (a bad dagfile) writes
+// the task and the error, so the orchestrator always finds the file.
+func writeReportFile(path, task string, rep *runner.Report, runErr error) error {
+	if path == "" {
+		path = os.Getenv(generate.ReportFileEnv)
+	}
+	if path == "" {
 		return nil
 	}
-	b, err := json.Marshal(rep)
+	var v any = rep
+	if rep == nil {
+		msg := "no report"
+		if runErr != nil {
+			msg = redactErr(runErr)
+		}
+		v = map[string]string{"task": task, "error": msg}
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("--report-file: %w", err)
+		return fmt.Errorf("report file: %w", err)
 	}
 	return nil
 }

@@ -447,25 +447,44 @@ func TestOnceOpenLineage_Transports(t *testing.T) {
 	}
 }
 
-// TestOnceReportFile: --report-file gets the JSON report (Argo's output
-// parameter), the same as --json prints.
+// TestOnceReportFile: --report-file, or the file $WEIR_REPORT_FILE names,
+// gets the JSON report (Argo's output parameter, the pod's XCom), the same
+// as --json prints; a run that fails before it has a report (a missing
+// dagfile: exit 2) still writes the task and the error.
 func TestOnceReportFile(t *testing.T) {
 	path := writeLake(t)
-	file := filepath.Join(t.TempDir(), "report.json")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "report.json")
 	code, out := runCmd(t, "once", "--task", "bronze", "-f", path, "--json", "--report-file", file)
 	if code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fromFile, fromStdout map[string]any
+	b, _ := os.ReadFile(file)
 	if err := json.Unmarshal(b, &fromFile); err != nil {
 		t.Fatal(err)
 	}
 	json.Unmarshal([]byte(out), &fromStdout)
 	if fromFile["run_id"] == nil || fromFile["run_id"] != fromStdout["run_id"] || fromFile["rows"] != 2.0 {
 		t.Errorf("report file %s, stdout %s", b, out)
+	}
+
+	envFile := filepath.Join(dir, "from-env.json")
+	t.Setenv("WEIR_REPORT_FILE", envFile)
+	if code, _ := runCmd(t, "once", "--task", "bronze", "-f", path); code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	b, _ = os.ReadFile(envFile)
+	if err := json.Unmarshal(b, &fromFile); err != nil || fromFile["task"] != "bronze" || fromFile["nothing_new"] != true {
+		t.Errorf("$WEIR_REPORT_FILE: %s (%v)", b, err)
+	}
+
+	if code, _ := runCmd(t, "once", "--task", "bronze", "-f", filepath.Join(dir, "none.yaml")); code != ExitBadInput {
+		t.Fatalf("a missing dagfile exited %d", code)
+	}
+	b, _ = os.ReadFile(envFile)
+	var failed map[string]any
+	if err := json.Unmarshal(b, &failed); err != nil || failed["task"] != "bronze" || failed["error"] == nil {
+		t.Errorf("report file of a run without a report: %s (%v)", b, err)
 	}
 }

@@ -34,7 +34,9 @@ def airflow_graph():
             "retry_delay": kw["retry_delay"].total_seconds(),
             "timeout": kw["execution_timeout"].total_seconds() if kw.get("execution_timeout") else 0,
             "pool": kw.get("pool", ""),
+            "inlets": [a.uri for a in kw.get("inlets", [])],
             "outlets": [a.uri for a in kw.get("outlets", [])],
+            "xcom_push": kw.get("do_xcom_push", True),
             "secrets": [s.deploy_target for s in kw.get("secrets", [])],
             "skip_on_exit_code": kw.get("skip_on_exit_code"),
         }
@@ -69,8 +71,8 @@ class TI:
 def run_airflow(task, try_number):
     (dag,) = RECORD["dags"]
     try:
-        dag.tasks[task].execute({"ti": TI(try_number)})
-        return {"outcome": "success"}
+        xcom = dag.tasks[task].execute({"ti": TI(try_number)})
+        return {"outcome": "success", "xcom": xcom}
     except Exception as err:  # noqa: BLE001
         return {"outcome": type(err).__name__, "message": str(err)}
 

@@ -75,3 +75,39 @@ func TestDagsterPipes_Quickstart(t *testing.T) {
 		}
 	}
 }
+
+// TestAirflowXCom_Quickstart runs a generated quickstart task with the
+// real weir binary under both operators' stubs: the task's XCom is weir's
+// JSON report (BashOperator: the last stdout line; KubernetesPodOperator:
+// the pod's /airflow/xcom/return.json, which weir writes because the pod
+// spec sets WEIR_REPORT_FILE).
+func TestAirflowXCom_Quickstart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weir binary")
+	}
+	bin := buildWeir(t)
+	path := filepath.Join(copyQuickstart(t), "weir.yaml")
+	f := quickstartFile(t, path)
+	for _, op := range []string{OperatorBash, OperatorKubernetes} {
+		files, err := Airflow(f, Options{WeirBin: bin, DagfilePath: path, Operator: op})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dag := writeTemp(t, "dag.py", files["weir_quickstart.py"])
+		var got struct {
+			Outcome string `json:"outcome"`
+			XCom    any    `json:"xcom"`
+		}
+		out := runPython(t, nil, "weir_inspect.py", "airflow", dag, "bronze_orders", "1")
+		if err := json.Unmarshal(out, &got); err != nil || got.Outcome != "success" {
+			t.Fatalf("%s: %v\n%s", op, err, out)
+		}
+		report, _ := got.XCom.(map[string]any)
+		if s, ok := got.XCom.(string); ok { // the BashOperator pushes the line as it is
+			json.Unmarshal([]byte(s), &report)
+		}
+		if report["task"] != "bronze_orders" || report["run_id"] == nil || report["rows_out"] == nil {
+			t.Errorf("%s: XCom %v: want the run report", op, got.XCom)
+		}
+	}
+}
