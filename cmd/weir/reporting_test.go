@@ -332,15 +332,23 @@ func TestOnceOpenLineage_HTTP(t *testing.T) {
 	if code, _ := runCmd(t, "once", "--task", "bronze_orders", "-f", path); code != ExitOK {
 		t.Fatalf("bronze_orders exited %d", code)
 	}
-	// a failing run: the sink's folder cannot be written
-	os.WriteFile(filepath.Join(filepath.Dir(path), "models", "silver_orders.sql"), []byte("SELECT nope FROM input"), 0o644)
-	if code, _ := runCmd(t, "once", "--task", "silver_orders", "-f", path); code == ExitOK {
-		t.Fatal("silver_orders with bad SQL passed")
+	if code, _ := runCmd(t, "once", "--task", "silver_orders", "-f", path); code != ExitOK {
+		t.Fatalf("silver_orders exited %d", code)
+	}
+	t.Setenv("OPENLINEAGE_DISABLED", "true") // gold's lookup: no events
+	if code, _ := runCmd(t, "once", "--task", "bronze_customers", "-f", path); code != ExitOK {
+		t.Fatalf("bronze_customers exited %d", code)
+	}
+	t.Setenv("OPENLINEAGE_DISABLED", "")
+	// a failing run
+	os.WriteFile(filepath.Join(filepath.Dir(path), "models", "gold_revenue_by_country.sql"), []byte("SELECT nope FROM o"), 0o644)
+	if code, _ := runCmd(t, "once", "--task", "gold_revenue_by_country", "-f", path); code == ExitOK {
+		t.Fatal("gold_revenue_by_country with bad SQL passed")
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if len(rc.events) != 4 {
-		t.Fatalf("received %d events, want 4", len(rc.events))
+	if len(rc.events) != 6 {
+		t.Fatalf("received %d events, want 6", len(rc.events))
 	}
 	var evs []olEvent
 	for i, b := range rc.events {
@@ -358,13 +366,15 @@ func TestOnceOpenLineage_HTTP(t *testing.T) {
 			t.Errorf("event %d parent %v", i, e.Run.Facets["parent"])
 		}
 	}
-	for i, want := range []string{"START", "COMPLETE", "START", "FAIL"} {
+	for i, want := range []string{"START", "COMPLETE", "START", "COMPLETE", "START", "FAIL"} {
 		if evs[i].EventType != want {
 			t.Errorf("event %d is %s, want %s", i, evs[i].EventType, want)
 		}
 	}
-	if evs[0].Run.RunID != evs[1].Run.RunID || evs[2].Run.RunID != evs[3].Run.RunID || evs[0].Run.RunID == evs[2].Run.RunID {
-		t.Errorf("run ids %s %s %s %s: one per run", evs[0].Run.RunID, evs[1].Run.RunID, evs[2].Run.RunID, evs[3].Run.RunID)
+	for i := 0; i < len(evs); i += 2 {
+		if evs[i].Run.RunID != evs[i+1].Run.RunID || i > 0 && evs[i].Run.RunID == evs[i-2].Run.RunID {
+			t.Errorf("events %d and %d: run ids %s %s: one per run", i, i+1, evs[i].Run.RunID, evs[i+1].Run.RunID)
+		}
 	}
 	if evs[1].Job.Namespace != "prod" || evs[1].Job.Name != "quickstart.bronze_orders" {
 		t.Errorf("job %+v", evs[1].Job)
@@ -384,9 +394,24 @@ func TestOnceOpenLineage_HTTP(t *testing.T) {
 	if stats["rowCount"] == nil || stats["rowCount"] == 0.0 || len(fields) == 0 {
 		t.Errorf("COMPLETE output facets: stats %v schema %v", stats, schema)
 	}
-	msg, _ := evs[3].Run.Facets["errorMessage"].(map[string]any)
+	// silver: its quarantine table is an output too, with the rows it got
+	var quarantine *olDataset
+	for i, d := range evs[3].Outputs {
+		if d.Name == filepath.Join(lake, "silver.db", "orders__quarantine") {
+			quarantine = &evs[3].Outputs[i]
+		}
+	}
+	if quarantine == nil {
+		t.Errorf("silver_orders COMPLETE outputs %+v: no quarantine table", evs[3].Outputs)
+	} else if stats, _ := quarantine.OutputFacets["outputStatistics"].(map[string]any); stats["rowCount"] == nil || stats["rowCount"] == 0.0 {
+		t.Errorf("quarantine output facets %v", quarantine.OutputFacets)
+	}
+	msg, _ := evs[5].Run.Facets["errorMessage"].(map[string]any)
 	if s, _ := msg["message"].(string); !strings.Contains(s, "nope") {
-		t.Errorf("FAIL errorMessage %v", evs[3].Run.Facets)
+		t.Errorf("FAIL errorMessage %v", evs[5].Run.Facets)
+	}
+	if len(evs[5].Inputs) != 2 {
+		t.Errorf("gold FAIL inputs %+v: want silver.orders and bronze.customers", evs[5].Inputs)
 	}
 }
 
@@ -398,6 +423,7 @@ func TestOnceOpenLineage_Transports(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
 	logFile := filepath.Join(t.TempDir(), "events.jsonl")
+	eventsPrefix := filepath.Join(t.TempDir(), "event")
 	tests := []struct {
 		name     string
 		env      map[string]string
@@ -405,6 +431,7 @@ func TestOnceOpenLineage_Transports(t *testing.T) {
 		fromFile bool
 	}{
 		{"file", map[string]string{"OPENLINEAGE__TRANSPORT__TYPE": "file", "OPENLINEAGE__TRANSPORT__LOG_FILE_PATH": logFile, "OPENLINEAGE__TRANSPORT__APPEND": "true"}, "", true},
+		{"file per event", map[string]string{"OPENLINEAGE__TRANSPORT__TYPE": "file", "OPENLINEAGE__TRANSPORT__LOG_FILE_PATH": eventsPrefix}, "", true},
 		{"console", map[string]string{"OPENLINEAGE__TRANSPORT__TYPE": "console"}, "", false},
 		{"receiver down", map[string]string{"OPENLINEAGE__TRANSPORT__TYPE": "http", "OPENLINEAGE__TRANSPORT__URL": strings.Replace(down.URL, "http://", "http://user:s3cret@", 1)}, "openlineage START", false},
 		{"bad type", map[string]string{"OPENLINEAGE__TRANSPORT__TYPE": "kafka"}, "transport type", false},
@@ -427,8 +454,15 @@ func TestOnceOpenLineage_Transports(t *testing.T) {
 			}
 			text := stderr
 			if tt.fromFile {
-				b, _ := os.ReadFile(logFile)
-				text = string(b)
+				files, _ := filepath.Glob(tt.env["OPENLINEAGE__TRANSPORT__LOG_FILE_PATH"] + "*")
+				if tt.env["OPENLINEAGE__TRANSPORT__APPEND"] != "true" && len(files) != 2 {
+					t.Errorf("files %v: want one per event", files)
+				}
+				text = ""
+				for _, f := range files {
+					b, _ := os.ReadFile(f)
+					text += string(b)
+				}
 			}
 			if tt.warning != "" {
 				return
@@ -486,5 +520,20 @@ func TestOnceReportFile(t *testing.T) {
 	var failed map[string]any
 	if err := json.Unmarshal(b, &failed); err != nil || failed["task"] != "bronze" || failed["error"] == nil {
 		t.Errorf("report file of a run without a report: %s (%v)", b, err)
+	}
+}
+
+// TestOnceReporting_NeverFails: a malformed Pipes bootstrap is a warning
+// and the run passes; a report file that cannot be written fails it.
+func TestOnceReporting_NeverFails(t *testing.T) {
+	path := writeLake(t)
+	t.Setenv(pipes.EnvContext, "not base64!")
+	t.Setenv(pipes.EnvMessages, "eJyrViouScnMV7JSADFSi4qUagFBNAaS")
+	code, _, stderr := runCmdErr(t, "once", "--task", "bronze", "-f", path)
+	if code != ExitOK || !strings.Contains(stderr, "warning: dagster pipes") {
+		t.Errorf("a malformed Pipes context: exit %d, stderr %q", code, stderr)
+	}
+	if code, _ := runCmd(t, "once", "--task", "bronze", "-f", path, "--report-file", filepath.Join(t.TempDir(), "no", "such", "dir")); code != ExitFailure {
+		t.Errorf("an unwritable report file: exit %d, want %d", code, ExitFailure)
 	}
 }
