@@ -94,12 +94,21 @@ func (rs *reporters) assetKey(a dagfile.TableAddr) string {
 	return key
 }
 
-// reportPipes sends a materialization per sink and the contract's check
-// when the run went through, then closes the session.
+// reportPipes sends the contract's check once it ran (a passed one with
+// nothing checked when the run found nothing new: the generated asset
+// declares the check, so it always gets a result when the run passes) and
+// a materialization per sink when the run went through, then closes the
+// session.
 func (rs *reporters) reportPipes(rep *runner.Report, runErr error) {
 	s := rs.pipes
-	if rep != nil && rep.Contract != nil && len(rs.t.Sinks()) > 0 {
-		c := rep.Contract
+	var c *runner.ContractResult
+	if rep != nil {
+		c = rep.Contract
+	}
+	if c == nil && rs.t.Contract != nil && runErr == nil {
+		c = &runner.ContractResult{MaxBadRatio: rs.t.Contract.MaxBadRatio, Passed: true}
+	}
+	if c != nil && len(rs.t.Sinks()) > 0 {
 		meta := pipes.Metadata{"checked": pipes.Int(c.Checked), "quarantined": pipes.Int(c.Broken),
 			"max_bad_ratio": pipes.Float(c.MaxBadRatio)}
 		if c.Checked > 0 {

@@ -164,6 +164,33 @@ func TestOncePipes_Quickstart(t *testing.T) {
 			}
 		})
 	}
+	// nothing new: the declared check still gets a (passed) result
+	t.Run("silver_orders again", func(t *testing.T) {
+		msgFile := filepath.Join(t.TempDir(), "messages.jsonl")
+		pipesEnv(t, []string{"lake/silver/orders"}, true, map[string]any{"path": msgFile})
+		if code, _, stderr := runCmdErr(t, "once", "--task", "silver_orders", "-f", path); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		b, _ := os.ReadFile(msgFile)
+		count := map[string]int{}
+		for _, m := range readMessages(t, sch, string(b)) {
+			count[m.Method]++
+			meta, _ := m.Params["metadata"].(map[string]any)
+			switch m.Method {
+			case "report_asset_check":
+				if checked, _ := meta["checked"].(map[string]any); m.Params["passed"] != true || checked["raw_value"] != 0.0 {
+					t.Errorf("check on nothing new: %v", m.Params)
+				}
+			case "report_asset_materialization":
+				if nn, _ := meta["nothing_new"].(map[string]any); nn["raw_value"] != true {
+					t.Errorf("materialization on nothing new: %v", meta)
+				}
+			}
+		}
+		if count["report_asset_check"] != 1 || count["report_asset_materialization"] != 1 {
+			t.Errorf("message counts %v", count)
+		}
+	})
 }
 
 // checkPipesRun checks the messages of one passing run.
