@@ -164,6 +164,16 @@ func TestOncePipes_Quickstart(t *testing.T) {
 			}
 		})
 	}
+	// a hand-written asset keyed otherwise: its one key names the one table
+	t.Run("own key", func(t *testing.T) {
+		msgFile := filepath.Join(t.TempDir(), "messages.jsonl")
+		pipesEnv(t, []string{"my/customers"}, false, map[string]any{"path": msgFile})
+		if code, _, stderr := runCmdErr(t, "once", "--task", "bronze_customers", "-f", path); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		b, _ := os.ReadFile(msgFile)
+		checkPipesRun(t, readMessages(t, sch, string(b)), "my/customers", false)
+	})
 	// nothing new: the declared check still gets a (passed) result
 	t.Run("silver_orders again", func(t *testing.T) {
 		msgFile := filepath.Join(t.TempDir(), "messages.jsonl")
