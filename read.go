@@ -18,7 +18,7 @@ import (
 
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/objstore"
-	"github.com/weirhq/weir/routes/objstore/where"
+	"github.com/weirhq/weir/routes/where"
 )
 
 // ReadOptions shape a Read. Zero values are the defaults.

@@ -21,7 +21,7 @@ import (
 	"github.com/weirhq/weir/routes"
 	_ "github.com/weirhq/weir/routes/all"
 	"github.com/weirhq/weir/routes/objstore/objstoretest"
-	"github.com/weirhq/weir/routes/objstore/where"
+	"github.com/weirhq/weir/routes/where"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
 )
