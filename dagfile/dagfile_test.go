@@ -177,24 +177,6 @@ func TestExpand(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"postgres://u:secret@h:5432/db", "postgres://u:xxxxx@h:5432/db"},
-		{"postgres://u:se/cret@h/db", "postgres://u:xxxxx@h/db"},
-		{"postgres://u:${PG_PASS}@h/db", "postgres://u:${PG_PASS}@h/db"},
-		{"postgres://u@h/db", "postgres://u@h/db"},
-		{"s3://b/p?endpoint=http://x&secret_key=abc&region=eu", "s3://b/p?endpoint=http://x&secret_key=xxxxx&region=eu"},
-		{"s3://b/p?access_token=${TOKEN}", "s3://b/p?access_token=${TOKEN}"},
-		{"${APP_PG_URL}", "${APP_PG_URL}"},
-		{"./data/file.csv", "./data/file.csv"},
-	}
-	for _, tc := range tests {
-		if got := Redact(tc.in); got != tc.want {
-			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestParseTableAddr(t *testing.T) {
 	tests := []struct{ in, want, err string }{
 		{"lake:silver.orders", "lake silver orders", ""},
