@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirhq/weir/routes/scheme"
 )
 
 func TestParse_Malformed(t *testing.T) {
@@ -350,5 +352,24 @@ func TestParse_ModelCursorAndLookup(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every scheme routes/stream opens is an inline stream source dagfile
+// accepts (sse+https:// and sse+http:// were refused).
+func TestParse_EveryStreamScheme(t *testing.T) {
+	for _, sch := range scheme.Streams {
+		data := "version: 1\nconnections:\n  lake: file:///lake\ntasks:\n  a: {stream: {source: '" + sch + "://h/x?group=g', sink: lake:s.a}}\n"
+		f, err := Parse([]byte(data), "w.yaml", func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Errorf("%s: %v", sch, err)
+			continue
+		}
+		if got := f.Task("a").Stream.SourceScheme(); got != sch {
+			t.Errorf("%s: SourceScheme = %q", sch, got)
+		}
+	}
+	if !slices.Contains(scheme.Streams, "sse+https") {
+		t.Fatal("the catalogue lost sse+https")
 	}
 }
