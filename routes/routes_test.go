@@ -17,9 +17,11 @@ func TestParseURL(t *testing.T) {
 	if f, err := ParseURL("./data/x"); err != nil || f.Scheme() != "file" {
 		t.Errorf("bare path: %v %v", f, err)
 	}
-	_, err = ParseURL("postgres://u:pw@h:port/db")
-	if !errors.Is(err, ErrBadInput) || strings.Contains(err.Error(), "pw@") {
-		t.Errorf("bad URL error: %v", err)
+	for _, raw := range []string{"postgres://u:pw@h:port/db", "postgres://u:p w@h/db", "postgres://u:p\tw@h/db?x=1", "mysql://u:p%zzw@h/db"} {
+		_, err = ParseURL(raw)
+		if !errors.Is(err, ErrBadInput) || strings.Contains(err.Error(), "p w") || strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "p\tw") || strings.Contains(err.Error(), "zzw") {
+			t.Errorf("ParseURL(%q) error: %v", raw, err)
+		}
 	}
 }
 

@@ -30,10 +30,10 @@ func ParseURL(raw string) (*URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, BadInput("cannot parse URL %s (check its syntax; special characters in the password must be percent-encoded)", Redact(raw))
+		return nil, BadInput("cannot parse URL %s (check its syntax; special characters in the password must be percent-encoded)", redact.URL(raw))
 	}
 	if u.Scheme == "" {
-		return nil, BadInput("URL %s has no scheme (like postgres://, mysql://, file://)", Redact(raw))
+		return nil, BadInput("URL %s has no scheme (like postgres://, mysql://, file://)", redact.URL(raw))
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	return &URL{u: u, raw: raw}, nil

@@ -26,12 +26,18 @@ const Mask = "xxxxx"
 
 // String returns s with every secret in it replaced by Mask.
 func String(s string) string {
-	return params(userinfo(s))
+	return params(userinfo(s, "?# \t\r\n\"'<>`"), param)
+}
+
+// URL is String for a text that is one URL (as given, maybe malformed):
+// a blank does not end it, so a password holding one is hidden whole.
+func URL(s string) string {
+	return params(userinfo(s, "?#"), urlParam)
 }
 
 // userinfo hides the password after each "://" in s. The user info ends
-// at the last '@' before the next '?', '#', blank, quote or "://".
-func userinfo(s string) string {
+// at the last '@' before the next of the stops or "://".
+func userinfo(s, stops string) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, "://")
@@ -41,7 +47,7 @@ func userinfo(s string) string {
 		}
 		b.WriteString(s[:i+3])
 		s = s[i+3:]
-		end := strings.IndexAny(s, "?# \t\r\n\"'<>`")
+		end := strings.IndexAny(s, stops)
 		if end < 0 {
 			end = len(s)
 		}
@@ -65,9 +71,12 @@ func userinfo(s string) string {
 // value ends at '&', '#', '?', a blank or a quote.
 var param = regexp.MustCompile(`([?&])([^=&?#\s"'<>]+)=([^&#?\s"'<>]*)`)
 
+// urlParam is param in a text that is one URL: blanks do not end a value.
+var urlParam = regexp.MustCompile(`([?&])([^=&?#]+)=([^&#?]*)`)
+
 // params hides the values of secret-named parameters, and the secrets of
 // percent-encoded URLs in other parameters' values.
-func params(s string) string {
+func params(s string, param *regexp.Regexp) string {
 	return param.ReplaceAllStringFunc(s, func(m string) string {
 		sub := param.FindStringSubmatch(m)
 		name, value := sub[2], sub[3]
@@ -76,7 +85,7 @@ func params(s string) string {
 		}
 		if strings.Contains(strings.ToUpper(value), "%3A%2F%2F") {
 			if dec, err := url.QueryUnescape(value); err == nil {
-				if r := String(dec); r != dec {
+				if r := URL(dec); r != dec {
 					return sub[1] + name + "=" + url.QueryEscape(r)
 				}
 			}

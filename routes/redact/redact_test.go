@@ -52,6 +52,20 @@ func TestString(t *testing.T) {
 	}
 }
 
+// A text that is one URL hides a password with blanks in it whole.
+func TestURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:p w@h/db":                           "postgres://u:xxxxx@h/db",
+		"postgres://u:p\tw@h/db?x=1":                      "postgres://u:xxxxx@h/db?x=1",
+		"postgres://u@h/db?password=a b":                  "postgres://u@h/db?password=xxxxx",
+		"iceberg://?uri=postgres://h/db?password=a b&x=1": "iceberg://?uri=postgres://h/db?password=xxxxx&x=1",
+	} {
+		if got := redact.URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestSecretName(t *testing.T) {
 	secret := []string{"password", "PassWord", "passwd", "passphrase", "sslpassword", "sasl.password", "secret",
 		"client_secret", "s3.secret-access-key", "token", "s3.session-token", "access_token", "credential",
