@@ -77,7 +77,7 @@ func Scrub(msg string, secrets ...string) string {
 	msg = Redact(msg)
 	for _, s := range secrets {
 		if len(s) >= 3 {
-			msg = strings.ReplaceAll(msg, s, "xxxxx")
+			msg = strings.ReplaceAll(msg, s, redact.Mask)
 		}
 	}
 	return msg
