@@ -7,7 +7,7 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// The routes matrix (DESIGN.md): every source crossed with every
+// The routes matrix (docs/architecture.md): every source crossed with every
 // destination is either implemented (and exercised by
 // routes_matrix_test.go, which moves rows through it) or deferred with a
 // reason. The registered schemes (routes.RegisterScheme; a program imports
