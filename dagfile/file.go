@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // Version is the dagfile format version this package reads.
@@ -226,10 +228,10 @@ func (p *parser) expandConn(conn *Connection, c field) {
 	}
 	val, missing := expand(conn.Raw, p.getenv)
 	for _, v := range missing {
-		p.d.fail(c.val, c.path, "environment variable %s is not set (the connection is %s)", v, Redact(conn.Raw))
+		p.d.fail(c.val, c.path, "environment variable %s is not set (the connection is %s)", v, redact.String(conn.Raw))
 	}
 	if len(missing) == 0 && val == "" {
-		p.d.fail(c.val, c.path, "the connection is empty once expanded (%s): set %s", Redact(conn.Raw), strings.Join(vars, ", "))
+		p.d.fail(c.val, c.path, "the connection is empty once expanded (%s): set %s", redact.String(conn.Raw), strings.Join(vars, ", "))
 	}
 	if len(missing) == 0 {
 		conn.url = &val

@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // Severity of a finding: errors make `weir lint` exit 1.
@@ -156,7 +158,7 @@ func (f *File) lintStream(t *Task, add addFunc) {
 	// A table source has no commit of its own to replay from: its cursor
 	// is committed with the rows, so append never duplicates.
 	if s.Materialization == "append" && !s.IsTableSource() {
-		add(RuleStreamAppend, "stream.source", "stream source %s (%s) is loaded with bare append: a replay after a restart writes duplicates; use materialization: merge with key:", Redact(s.Source), cmp.Or(s.scheme, "scheme unknown"))
+		add(RuleStreamAppend, "stream.source", "stream source %s (%s) is loaded with bare append: a replay after a restart writes duplicates; use materialization: merge with key:", redact.String(s.Source), cmp.Or(s.scheme, "scheme unknown"))
 	}
 	if s.Trigger == "continuous" {
 		add(RuleStreamContinuous, "stream.trigger", "trigger: continuous keeps a consumer running around the clock (always-on cost): confirm the freshness SLO needs it, or use available_now on a schedule")
