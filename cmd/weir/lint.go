@@ -28,7 +28,8 @@ ${VAR} values: format errors (DAG-000), cycles (DAG-001), unknown connections
 (DAG-002), a table written by two tasks (DAG-003), dependencies dropped by
 --select (DAG-004), isolated tasks (DAG-005), unknown deps (DAG-006), and the
 streaming rules STREAM-001 (bare append from a resumable source), STREAM-002
-(continuous trigger) and STREAM-003 (WebSocket source without a cursor).
+(continuous trigger), STREAM-003 (WebSocket source without a cursor) and,
+when the dagfile has deploy:, K8S-001 (local files in a pod without a volume).
 It exits 1 when there is an error, 0 with warnings only. See docs/dagfile.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLint(cmd.OutOrStdout(), l) },

@@ -15,9 +15,9 @@ import (
 	"github.com/weirhq/weir/routes/redact/redacttest"
 )
 
-// runCmdErr runs the CLI in-process and returns its output and what main
+// runCmdPrinted runs the CLI in-process and returns its output and what main
 // prints for its error.
-func runCmdErr(t *testing.T, args ...string) (out, printed string) {
+func runCmdPrinted(t *testing.T, args ...string) (out, printed string) {
 	t.Helper()
 	var b bytes.Buffer
 	root := newRoot()
@@ -64,7 +64,7 @@ func TestDocSecretsHidden(t *testing.T) {
 }
 
 func runCmdOut(t *testing.T, args ...string) []string {
-	out, printed := runCmdErr(t, args...)
+	out, printed := runCmdPrinted(t, args...)
 	return []string{out, printed}
 }
 
@@ -105,7 +105,7 @@ func TestDocSecretsHidden_Reports(t *testing.T) {
 			[]string{"read", pgURL, "--table", "public.weir_redact_t", "--to", filepath.Join(dir, "pg.csv"), "--json"})
 	}
 	for _, args := range runs {
-		out, printed := runCmdErr(t, args...)
+		out, printed := runCmdPrinted(t, args...)
 		if printed != "" || !strings.Contains(out, `"source"`) {
 			t.Fatalf("weir %s: %s\n%s", args[0], printed, out)
 		}
