@@ -88,6 +88,9 @@ func (st *stage) setup(ctx context.Context, dead *holder) error {
 	if err != nil {
 		return err
 	}
+	if exists && st.opts.Fresh {
+		return routes.Occupied(st.dest, "a table of its own")
+	}
 	keep := exists && st.opts.Mode == routes.ModeReplace
 	if keep {
 		if keep, err = st.e.isReplica(ctx, st.dest); err != nil {
