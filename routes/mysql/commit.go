@@ -95,6 +95,9 @@ func (st *stage) commitDelta(ctx context.Context, exists bool, state routes.Stat
 			return err
 		}
 	}
+	if err := st.exec(ctx, st.drift...); err != nil {
+		return fmt.Errorf("evolve %s to the source's columns: %w", st.dest, err)
+	}
 	return st.inTx(ctx, func(tx *sql.Tx) error {
 		q := st.insertSQL()
 		if st.opts.Mode == routes.ModeMerge {

@@ -111,6 +111,10 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 		st.Abort(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("prepare %s: %w", dest, err)
 	}
+	if err := st.checkDrift(ctx); err != nil {
+		st.Abort(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	return st, nil
 }
 
@@ -145,6 +149,7 @@ type stage struct {
 	key   []string
 	cols  []stagedColumn
 	lock  *tableLock
+	drift []string     // ALTER TABLEs commitDelta runs first (drift.go)
 	pipes atomic.Int64 // names the LOAD DATA readers
 	done  bool
 }

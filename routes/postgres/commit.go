@@ -63,14 +63,16 @@ func (st *stage) commit(ctx context.Context, state routes.State) error {
 }
 
 func (st *stage) apply(ctx context.Context, tx pgx.Tx, exists, becomes bool) error {
-	switch {
-	case becomes:
+	if becomes {
 		return st.swap(ctx, tx, exists)
-	case st.opts.Mode == routes.ModeMerge:
-		return execAll(ctx, tx, st.mergeSQL(), st.dropSQL())
-	default:
-		return execAll(ctx, tx, st.insertSQL(), st.dropSQL())
 	}
+	if err := execAll(ctx, tx, st.drift...); err != nil {
+		return fmt.Errorf("evolve %s to the source's columns: %w", st.dest, err)
+	}
+	if st.opts.Mode == routes.ModeMerge {
+		return execAll(ctx, tx, st.mergeSQL(), st.dropSQL())
+	}
+	return execAll(ctx, tx, st.insertSQL(), st.dropSQL())
 }
 
 func (st *stage) inTx(ctx context.Context, fn func(pgx.Tx) error) error {

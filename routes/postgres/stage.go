@@ -58,6 +58,10 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 		st.Abort(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("prepare %s: %w", dest, err)
 	}
+	if err := st.checkDrift(ctx); err != nil {
+		st.Abort(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	return st, nil
 }
 
@@ -99,6 +103,7 @@ type stage struct {
 	dest  routes.TableRef
 	table routes.TableRef // the staging table
 	lock  *tableLock
+	drift []string // ALTER TABLEs the commit runs first (drift.go)
 	done  bool
 }
 

@@ -1,0 +1,95 @@
+package weir_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirhq/weir"
+	"github.com/weirhq/weir/cdc/cdctest"
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/routestest"
+)
+
+// driftRows renders every row of t as the server renders its values, so a
+// destination equals the source when each value is exact.
+func driftRows(t *testing.T, d *cdctest.DB, ctx context.Context, cols ...string) string {
+	t.Helper()
+	var q string
+	switch d.Kind {
+	case "mysql":
+		parts := make([]string, len(cols))
+		for i, c := range cols {
+			parts[i] = fmt.Sprintf("COALESCE(CAST(%s AS CHAR), 'NULL')", c)
+		}
+		q = fmt.Sprintf("SELECT GROUP_CONCAT(CONCAT_WS(':', %s) ORDER BY id SEPARATOR ',') FROM %s", strings.Join(parts, ", "), d.Table("t"))
+	default:
+		parts := make([]string, len(cols))
+		for i, c := range cols {
+			parts[i] = fmt.Sprintf("COALESCE(%s::text, 'NULL')", c)
+		}
+		q = fmt.Sprintf("SELECT string_agg(concat_ws(':', %s), ',' ORDER BY id) FROM %s", strings.Join(parts, ", "), d.Table("t"))
+	}
+	return d.Query(t, ctx, q)
+}
+
+// TestDrift_WideningEvolvesDestination: between two append (and merge)
+// runs the source's decimal grows in precision and scale, a varchar in
+// length, an integer in width, and a nullable column is added. The next
+// run widens the destination in the same step and every value lands
+// exact (1.2345 stays 1.2345, never 1.23); a NOT NULL column added to the
+// source is refused with bad input naming it, before a row moves.
+func TestDrift_WideningEvolvesDestination(t *testing.T) {
+	for _, kind := range []string{"postgres", "mysql"} {
+		for _, mode := range []routes.Mode{routes.ModeAppend, routes.ModeMerge} {
+			t.Run(kind+"/"+string(mode), func(t *testing.T) {
+				ctx := routestest.Context(t, 2*time.Minute)
+				src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, kind)
+				src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, amount numeric(10,2), name varchar(5), n integer)")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 12345678.91, 'abcde', 2147483647), (2, NULL, NULL, NULL)")
+				opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: mode, Cursor: "id"}
+				run := func() error {
+					_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+					return err
+				}
+				if err := run(); err != nil {
+					t.Fatal(err)
+				}
+				same := func(step string, cols ...string) {
+					t.Helper()
+					if err := run(); err != nil {
+						t.Fatalf("%s: %v", step, err)
+					}
+					if s, d := driftRows(t, src, ctx, cols...), driftRows(t, dst, ctx, cols...); s != d {
+						t.Fatalf("%s:\n dest %s\n  src %s", step, d, s)
+					}
+				}
+				// The silent case first: a decimal's scale grows (the old code
+				// exited 0 with 1.2345 stored as 1.23).
+				src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN amount TYPE numeric(12,4)")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (3, 1.2345, 'abc', 1), (4, -12345.6789, 'ü', -1)")
+				same("decimal widened", "id", "amount", "name", "n")
+				src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN name TYPE varchar(20), ALTER COLUMN n TYPE bigint")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (8, 1.2345, 'a longer name', 9223372036854775807), (9, 0, 'ü', -9223372036854775808)")
+				same("varchar and integer widened", "id", "amount", "name", "n")
+				src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ADD COLUMN extra text")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (10, 9.9999, 'e', 5, 'x'), (11, 0.0001, '', 0, NULL)")
+				cols := []string{"id", "amount", "name", "n", "extra"}
+				same("nullable column added", cols...)
+				src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ADD COLUMN required int NOT NULL DEFAULT 7")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (12, 1, 'e', 5, 'y', 8)")
+				before := driftRows(t, dst, ctx, cols...)
+				err := run()
+				if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "required") {
+					t.Fatalf("a new NOT NULL column: err = %v, want bad input naming it", err)
+				}
+				if after := driftRows(t, dst, ctx, cols...); after != before {
+					t.Fatalf("the refused run changed the destination:\n %s\n was %s", after, before)
+				}
+			})
+		}
+	}
+}
