@@ -93,3 +93,66 @@ func TestDrift_WideningEvolvesDestination(t *testing.T) {
 		}
 	}
 }
+
+// TestDrift_ReplicaWidens: a PostgreSQL log_based replica whose source
+// decimal grows in scale between two runs (and gains a nullable column)
+// takes the changes exact: 9.9999 stays 9.9999, never 10.00.
+func TestDrift_ReplicaWidens(t *testing.T) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "postgres")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, amount numeric(10,2), name varchar(5), n integer)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 1.25, 'abc', 1), (2, NULL, NULL, NULL)")
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeLogBased}
+	t.Cleanup(func() { weir.ResetLogBased(context.WithoutCancel(ctx), src.URL, dst.URL, opts) })
+	same := func(step string, cols ...string) {
+		t.Helper()
+		if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if s, d := driftRows(t, src, ctx, cols...), driftRows(t, dst, ctx, cols...); s != d {
+			t.Fatalf("%s:\n dest %s\n  src %s", step, d, s)
+		}
+	}
+	same("bootstrap", "id", "amount", "name", "n")
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN amount TYPE numeric(12,4), ALTER COLUMN name TYPE varchar(20), ALTER COLUMN n TYPE bigint")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (3, 9.9999, 'a longer name', 9223372036854775807)")
+	src.Exec(t, ctx, "UPDATE "+src.Table("t")+" SET amount = 0.0001 WHERE id = 1")
+	same("types widened", "id", "amount", "name", "n")
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ADD COLUMN extra text")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (4, 1.2345, 'x', 4, 'new')")
+	same("nullable column added", "id", "amount", "name", "n", "extra")
+}
+
+// TestDrift_ClickHouseRefusesNarrowDecimal: ClickHouse cannot widen a
+// column in the commit's step, so an append whose source decimal grew is
+// refused with bad input naming the column and the ALTER to run; the
+// destination keeps its rows. After that ALTER the run lands exact.
+func TestDrift_ClickHouseRefusesNarrowDecimal(t *testing.T) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "clickhouse")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, amount numeric(10,2))")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 1.25)")
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeAppend, Cursor: "id"}
+	if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+		t.Fatal(err)
+	}
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN amount TYPE numeric(12,4)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (2, 1.2345)")
+	_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+	if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "amount") || !strings.Contains(err.Error(), "MODIFY COLUMN") {
+		t.Fatalf("err = %v, want bad input naming amount and the ALTER", err)
+	}
+	rows := func() string {
+		return dst.Query(t, ctx, "SELECT arrayStringConcat(groupArray(concat(toString(id), ':', toString(amount))), ',') FROM (SELECT * FROM "+dst.Table("t")+" ORDER BY id)")
+	}
+	if got := rows(); got != "1:1.25" {
+		t.Fatalf("refused run changed the destination: %s", got)
+	}
+	dst.Exec(t, ctx, "ALTER TABLE "+dst.Table("t")+" MODIFY COLUMN amount Nullable(Decimal(12, 4))")
+	if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(); got != "1:1.2500,2:1.2345" {
+		t.Fatalf("after the ALTER: %s, want 1:1.2500,2:1.2345", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
 )
 
@@ -67,6 +68,49 @@ func (st *stage) planDrift(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return driftSQL(st.dest, staged, have)
+}
+
+// evolveReplicas widens each CDC replica to its source's columns as this
+// run probed them, inside the apply transaction tx (the same rule as a
+// bulk append: a change after the ALTER on the source lands exact, never
+// rounded to the replica's old scale). The source's types are read back
+// from a temp table created with them, so both sides are format_type's.
+func evolveReplicas(ctx context.Context, tx pgx.Tx, tables []*cdc.Table) error {
+	for _, t := range tables {
+		if t.Info == nil {
+			continue
+		}
+		tmp := routes.TableRef{Schema: "pg_temp", Name: "_weir_drift"}
+		if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE %s (%s) ON COMMIT DROP", ident(tmp), columnDefs(t.Info))); err != nil {
+			return fmt.Errorf("replica %s: source columns: %w", t.Dest, err)
+		}
+		staged, err := relColumns(ctx, tx, tmp)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "DROP TABLE "+ident(tmp)); err != nil {
+			return err
+		}
+		have, err := relColumns(ctx, tx, t.Dest)
+		if err != nil {
+			return err
+		}
+		alters, err := driftSQL(t.Dest, staged, have)
+		if err != nil {
+			return err
+		}
+		for _, q := range alters {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("evolve replica %s to the source's columns: %s: %w", t.Dest, q, err)
+			}
+		}
+	}
+	return nil
+}
+
+// driftSQL compares the source's columns (staged) with dest's (have).
+func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, error) {
 	byName := map[string]pgColumn{}
 	for _, c := range have {
 		byName[c.name] = c
@@ -76,15 +120,15 @@ func (st *stage) planDrift(ctx context.Context) ([]string, error) {
 		d, ok := byName[s.name]
 		if !ok {
 			if s.notNull {
-				return nil, &routes.ProbeError{Table: st.dest.String(), Column: s.name,
+				return nil, &routes.ProbeError{Table: dest.String(), Column: s.name,
 					Problem: "the source has this NOT NULL column and the destination does not",
 					Hint:    "add it to the destination (with a default), or run --mode replace"}
 			}
-			alters = append(alters, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", ident(st.dest), quoteIdent(s.name), s.typ))
+			alters = append(alters, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", ident(dest), quoteIdent(s.name), s.typ))
 			continue
 		}
 		if to, ok := widenType(d.typ, s.typ); ok {
-			alters = append(alters, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(st.dest), quoteIdent(s.name), to))
+			alters = append(alters, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(dest), quoteIdent(s.name), to))
 		}
 	}
 	return alters, nil
