@@ -19,9 +19,24 @@ const (
 	oldPrefix   = "_weir_old_" // the replaced table, between the swap and its drop
 )
 
-// maxIdent is MySQL's identifier limit, 64 characters: every name weir
-// derives fits it (routes.SideName).
-var maxIdent = routes.Runes(64)
+// maxIdent is MySQL's identifier limit, 64 characters, and the limit of
+// the file the server names after a table: a character outside
+// [0-9A-Za-z_] is written as @ and up to 4 hex digits, and the name plus
+// its extension must fit the file system's 255 bytes. Every name weir
+// derives fits both (routes.SideName).
+func maxIdent(name string) bool { return routes.Runes(64)(name) && fileNameLen(name) <= 250 }
+
+func fileNameLen(name string) int {
+	n := 0
+	for _, r := range name {
+		if r == '_' || r < 128 && (r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			n++
+		} else {
+			n += 5
+		}
+	}
+	return n
+}
 
 // IdentLimit is MySQL's 64 characters.
 func (e *Endpoint) IdentLimit() routes.Limit { return maxIdent }
