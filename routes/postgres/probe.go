@@ -187,7 +187,7 @@ func selectList(info *routes.TableInfo, only []string) (string, []routes.Column)
 
 // castExpr reads a column the codec does not know as its output text (the
 // form COPY's text format would print; ::text differs for inet and cidr).
-// A NULL stays NULL (format would print ”), tested with num_nulls: IS
+// A NULL stays NULL (format would print an empty string), tested with num_nulls: IS
 // NULL is also true of a composite whose fields are all NULL, ROW(NULL,
 // NULL), a value whose text is "(,)".
 func castExpr(c routes.Column) (string, bool) {
