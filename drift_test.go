@@ -94,12 +94,18 @@ func TestDrift_WideningEvolvesDestination(t *testing.T) {
 	}
 }
 
-// TestDrift_ReplicaWidens: a PostgreSQL log_based replica whose source
+// TestDrift_ReplicaWidens: a PostgreSQL or MariaDB log_based replica whose source
 // decimal grows in scale between two runs (and gains a nullable column)
 // takes the changes exact: 9.9999 stays 9.9999, never 10.00.
 func TestDrift_ReplicaWidens(t *testing.T) {
+	for _, kind := range []string{"postgres", "mysql"} {
+		t.Run(kind, func(t *testing.T) { replicaWidens(t, kind) })
+	}
+}
+
+func replicaWidens(t *testing.T, kind string) {
 	ctx := routestest.Context(t, 2*time.Minute)
-	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "postgres")
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, kind)
 	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, amount numeric(10,2), name varchar(5), n integer)")
 	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 1.25, 'abc', 1), (2, NULL, NULL, NULL)")
 	opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeLogBased}

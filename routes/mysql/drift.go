@@ -2,11 +2,13 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
 )
 
@@ -25,8 +27,8 @@ type myColumn struct {
 	nullable             bool
 }
 
-func (e *Endpoint) tableColumns(ctx context.Context, st *stage, t routes.TableRef) ([]myColumn, error) {
-	rows, err := st.lock.conn.QueryContext(ctx, `SELECT COLUMN_NAME, COLUMN_TYPE, COALESCE(COLLATION_NAME, ''), IS_NULLABLE = 'YES'
+func tableColumns(ctx context.Context, q querier, t routes.TableRef) ([]myColumn, error) {
+	rows, err := q.QueryContext(ctx, `SELECT COLUMN_NAME, COLUMN_TYPE, COALESCE(COLLATION_NAME, ''), IS_NULLABLE = 'YES'
 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, t.Schema, t.Name)
 	if err != nil {
 		return nil, fmt.Errorf("columns of %s: %w", t, err)
@@ -49,27 +51,60 @@ func (st *stage) checkDrift(ctx context.Context) error {
 	if st.opts.Mode == routes.ModeReplace || !st.e.tableExists(ctx, st.dest) {
 		return nil
 	}
-	staged, err := st.e.tableColumns(ctx, st, st.table)
+	staged, err := tableColumns(ctx, st.lock.conn, st.table)
 	if err != nil {
 		return err
 	}
-	have, err := st.e.tableColumns(ctx, st, st.dest)
+	have, err := tableColumns(ctx, st.lock.conn, st.dest)
 	if err != nil {
 		return err
 	}
+	st.drift, err = driftSQL(st.dest, staged, have)
+	return err
+}
+
+// evolveReplica widens a CDC replica to its source's columns as this run
+// probed them, before the apply transaction (DDL commits on its own; a
+// widening is safe to leave), so a change made after the ALTER on the
+// source lands exact: the apply's temp tables take the replica's types.
+func evolveReplica(ctx context.Context, conn *sql.Conn, t *cdc.Table) error {
+	have, err := tableColumns(ctx, conn, t.Dest)
+	if err != nil {
+		return err
+	}
+	key := t.KeyNames()
+	var staged []myColumn
+	for _, c := range stagedColumns(t.Info, key) {
+		staged = append(staged, myColumn{name: c.Name, typ: strings.ToLower(c.ddl), nullable: c.Nullable && !contains(key, c.Name)})
+	}
+	alters, err := driftSQL(t.Dest, staged, have)
+	if err != nil {
+		return err
+	}
+	for _, q := range alters {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("evolve replica %s to the source's columns: %s: %w", t.Dest, q, err)
+		}
+	}
+	return nil
+}
+
+// driftSQL compares the source's columns (staged) with dest's (have).
+func driftSQL(dest routes.TableRef, staged, have []myColumn) ([]string, error) {
 	byName := map[string]myColumn{}
 	for _, c := range have {
 		byName[strings.ToLower(c.name)] = c
 	}
+	var alters []string
 	for _, s := range staged {
 		d, ok := byName[strings.ToLower(s.name)]
 		if !ok {
 			if !s.nullable {
-				return &routes.ProbeError{Table: st.dest.String(), Column: s.name,
+				return nil, &routes.ProbeError{Table: dest.String(), Column: s.name,
 					Problem: "the source has this NOT NULL column and the destination does not",
 					Hint:    "add it to the destination (with a default), or run --mode replace"}
 			}
-			st.drift = append(st.drift, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s%s NULL", ident(st.dest), quoteIdent(s.name), s.typ, collate(s)))
+			alters = append(alters, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s%s NULL", ident(dest), quoteIdent(s.name), s.typ, collate(s)))
 			continue
 		}
 		if to, ok := widenMyType(d.typ, s.typ); ok {
@@ -77,10 +112,10 @@ func (st *stage) checkDrift(ctx context.Context) error {
 			if !d.nullable {
 				null = " NOT NULL"
 			}
-			st.drift = append(st.drift, fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s%s", ident(st.dest), quoteIdent(d.name), to, collate(d), null))
+			alters = append(alters, fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s%s", ident(dest), quoteIdent(d.name), to, collate(d), null))
 		}
 	}
-	return nil
+	return alters, nil
 }
 
 func collate(c myColumn) string {
