@@ -113,8 +113,9 @@ func existsSQL(d *cdctest.DB, name string) string {
 // replace, append, merge, a log_based bootstrap and its next run, and a
 // changelog bootstrap and its next run, into PostgreSQL, MariaDB and
 // ClickHouse. A user object where weir must create its own (the
-// changelog's <table>__weir_base, <table>__current) is refused with bad
-// input naming it, and left as it was.
+// changelog's <table>__weir_base, a table or a view of its own named
+// <table>__current) is refused with bad input naming it, and left as it
+// was.
 func TestOwnership_PlantedArtifactsSurvive(t *testing.T) {
 	for _, kind := range []string{"postgres", "mysql", "clickhouse"} {
 		t.Run(kind, func(t *testing.T) {
@@ -169,9 +170,15 @@ func TestOwnership_PlantedArtifactsSurvive(t *testing.T) {
 				}
 			}
 
-			for _, name := range []string{"a_b__weir_base", "a_b__current"} {
+			for _, name := range []string{"a_b__weir_base", "a_b__current", "a_b__current (a view)"} {
 				d := cdctest.Open(t, ctx, kind)
-				p := plant(t, ctx, d, name)
+				p := &plants{db: d}
+				if view, ok := strings.CutSuffix(name, " (a view)"); ok {
+					name = view
+					p.view(t, ctx, name)
+				} else {
+					p.table(t, ctx, name, "")
+				}
 				o := opts(d, routes.ModeLogBased, true)
 				t.Cleanup(func() { weir.ResetLogBased(context.WithoutCancel(ctx), src.URL, d.URL, o) })
 				_, err := weir.Transfer(ctx, src.URL, d.URL, o)
