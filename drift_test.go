@@ -162,3 +162,37 @@ func TestDrift_ClickHouseRefusesNarrowDecimal(t *testing.T) {
 		t.Fatalf("after the ALTER: %s, want 1:1.2500,2:1.2345", got)
 	}
 }
+
+// TestDrift_IcebergPromotes: an append into Iceberg whose source integer,
+// float or decimal precision grew widens the table's column in the commit
+// (Iceberg's promotions) and lands every value exact; a decimal whose
+// scale grew is refused with bad input naming the column.
+func TestDrift_IcebergPromotes(t *testing.T) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "iceberg")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, amount numeric(10,2), n integer, f real)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 12345678.91, 2147483647, 1.5)")
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeAppend, Cursor: "id"}
+	if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+		t.Fatal(err)
+	}
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN amount TYPE numeric(14,2), ALTER COLUMN n TYPE bigint, ALTER COLUMN f TYPE double precision")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (2, 999999999999.99, 9223372036854775807, 0.1)")
+	if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+		t.Fatalf("after the widening: %v", err)
+	}
+	cols := []string{"id", "amount", "n", "f"}
+	got, want := strings.Join(dst.Rows(t, ctx, "t", cols), " "), "1|12345678.91|2147483647|1.5 2|999999999999.99|9223372036854775807|0.1"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN amount TYPE numeric(16,4)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (3, 1.2345, 1, 1)")
+	_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+	if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "amount") {
+		t.Fatalf("scale grew: err = %v, want bad input naming amount", err)
+	}
+	if again := strings.Join(dst.Rows(t, ctx, "t", cols), " "); again != want {
+		t.Fatalf("the refused run changed the table: %s", again)
+	}
+}
