@@ -200,10 +200,16 @@ func (run *modelRun) execute(ctx context.Context) error {
 	if err := run.loadThis(ctx, text); err != nil {
 		return err
 	}
-	if run.t.Contract == nil {
+	c := run.t.Contract
+	if c == nil && run.mode == routes.ModeMerge {
+		// An upsert batch must not repeat a key: the check keeps the last
+		// row of each (contractSQL), with no rules of its own.
+		c = &dagfile.Contract{MaxBadRatio: 1}
+	}
+	if c == nil {
 		return run.writeDirect(ctx, text)
 	}
-	chk, err := run.checkContract(ctx, text)
+	chk, err := run.checkContract(ctx, c, text)
 	if err != nil {
 		return err
 	}

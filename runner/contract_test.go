@@ -1,0 +1,208 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/runner/duck"
+)
+
+// parseContract decodes an inline contract (YAML, indented for a task's
+// contract: key) as the dagfile parser does.
+func parseContract(t *testing.T, body string) *dagfile.Contract {
+	t.Helper()
+	doc := "version: 1\nconnections:\n  lake: iceberg://?catalog=sql\ntasks:\n  m:\n    model: {source: lake:s.x, sink: lake:s.y, sql: SELECT 1}\n    contract:\n" + body
+	f, err := dagfile.Parse([]byte(doc), "weir.yaml", func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("contract:\n%s\n%v", body, err)
+	}
+	return f.Task("m").Contract
+}
+
+// contractCase is an output (a DuckDB SELECT) checked by a contract: the
+// reasons of its rows, in order ("" for a good row).
+type contractCase struct {
+	name     string
+	contract string
+	output   string
+	key      []string
+	reasons  []string
+	failed   map[string]int64 // failed_rules
+	good     string           // the good rows, as "v,v|v,v" in the sink's order ("" skips)
+}
+
+var contractCases = []contractCase{
+	{
+		name: "typed before judged: a value that does not cast has one reason",
+		contract: `      columns: [{name: n, type: int}]
+      rules:
+        - not_null: [n]
+        - range: {column: n, min: 0}
+        - sql: n >= 0
+`,
+		output:  "SELECT * FROM (VALUES ('5'), ('x'), (NULL), ('-1')) t(n)",
+		reasons: []string{"", "type(n): not BIGINT", "not_null(n); sql(n >= 0)", "range(n); sql(n >= 0)"},
+		failed:  map[string]int64{"type(n)": 1, "not_null(n)": 1, "range(n)": 1, "sql(n >= 0)": 2},
+		good:    "5",
+	},
+	{
+		name: "sql rules compare typed values",
+		contract: `      columns: [{name: fare, type: float}, {name: cap, type: float}]
+      rules:
+        - sql: fare <= cap
+`,
+		output:  "SELECT * FROM (VALUES ('5', '20'), ('100', '20'), ('x', '20')) t(fare, cap)",
+		reasons: []string{"", "sql(fare <= cap)", "type(fare): not DOUBLE"},
+		failed:  map[string]int64{"sql(fare <= cap)": 1, "type(fare)": 1},
+		good:    "5.0,20.0",
+	},
+	{
+		name: "accepted_values on a number column compares numbers",
+		contract: `      columns: [{name: x, type: double}, {name: s}]
+      rules:
+        - accepted_values: {column: x, values: [1, 2]}
+        - accepted_values: {column: s, values: [a, "1"]}
+`,
+		output:  "SELECT * FROM (VALUES (1.0, 'a'), (2, '1'), (3.0, '1.0'), (NULL, NULL)) t(x, s)",
+		reasons: []string{"", "", "accepted_values(x); accepted_values(s)", ""},
+		failed:  map[string]int64{"accepted_values(x)": 1, "accepted_values(s)": 1},
+	},
+	{
+		name: "accepted_values on a number column without a contract type",
+		contract: `      rules:
+        - accepted_values: {column: x, values: [1, 2]}
+`,
+		output:  "SELECT * FROM (VALUES (1.0::DOUBLE), (2.0), (2.5)) t(x)",
+		reasons: []string{"", "", "accepted_values(x)"},
+		failed:  map[string]int64{"accepted_values(x)": 1},
+	},
+	{
+		name: "unique: NULL keys are distinct",
+		contract: `      columns: [{name: k, type: integer}, {name: j, type: integer}]
+      rules:
+        - unique: [k]
+        - unique: [k, j]
+`,
+		output:  "SELECT * FROM (VALUES ('1', 1), ('1', NULL), (NULL, 1), (NULL, 1), ('2', 2), ('x', 2), ('y', 2)) t(k, j)",
+		reasons: []string{"unique(k)", "unique(k)", "", "", "", "type(k): not BIGINT", "type(k): not BIGINT"},
+		failed:  map[string]int64{"unique(k)": 2, "type(k)": 2},
+	},
+	{
+		name: "unique with nulls_distinct: false",
+		contract: `      columns: [{name: k, type: integer}]
+      rules:
+        - unique: {columns: [k], nulls_distinct: false}
+`,
+		output:  "SELECT * FROM (VALUES ('1'), (NULL), (NULL), ('x'), ('2')) t(k)",
+		reasons: []string{"", "unique(k)", "unique(k)", "type(k): not BIGINT", ""},
+		failed:  map[string]int64{"unique(k)": 2, "type(k)": 1},
+	},
+	{
+		name: "required, named rules, regex on a typed column; a rule reading a value that did not cast is not evaluated",
+		contract: `      columns: [{name: id, type: long, required: true}, {name: e}]
+      rules:
+        - {name: both, not_null: [id, e]}
+        - regex: {column: id, pattern: '^[0-9]$'}
+`,
+		output:  "SELECT * FROM (VALUES ('1', 'a'), (NULL, 'b'), ('12', NULL), ('z', NULL)) t(id, e)",
+		reasons: []string{"", "required(id); both", "both; regex(id)", "type(id): not BIGINT"},
+		failed:  map[string]int64{"required(id)": 1, "both": 2, "regex(id)": 1, "type(id)": 1},
+	},
+	{
+		name: "an upsert batch keeps the last row of each key, in the output's order",
+		contract: `      columns: [{name: k, type: int}, {name: v}]
+`,
+		output:  "SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (1, 'c'), (3, 'd'), (2, 'e'), (1, 'f')) t(k, v)",
+		key:     []string{"k"},
+		reasons: []string{"", "", "", "", "", ""},
+		good:    "3,d|2,e|1,f",
+	},
+}
+
+func openDuck(t *testing.T) *duck.DB {
+	t.Helper()
+	db, err := duck.Open(t.Context(), duck.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestContract_Checks: the check of a contract over an output, as models
+// and streams run it (contractSQL): types first, rules on typed values.
+func TestContract_Checks(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range contractCases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openDuck(t)
+			c := parseContract(t, tc.contract)
+			if err := db.Exec(ctx, "CREATE TEMP TABLE "+outTable+" AS "+tc.output); err != nil {
+				t.Fatal(err)
+			}
+			s, err := db.Schema(ctx, "SELECT * FROM "+outTable)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cols []string
+			for _, f := range s.Fields() {
+				cols = append(cols, f.Name)
+			}
+			plan, err := contractSQL(c, cols, "run1", tc.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Exec(ctx, plan.checkSQL); err != nil {
+				t.Fatalf("%v\n%s", err, plan.checkSQL)
+			}
+			var got string
+			if err := db.QueryRow(ctx, fmt.Sprintf("SELECT string_agg(coalesce(%s, ''), '|' ORDER BY %s) FROM %s", reasonColumn, rowColumn, checkedTable), &got); err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.Join(tc.reasons, "|"); got != want {
+				t.Errorf("reasons\n got %q\nwant %q", got, want)
+			}
+			rep := &Report{}
+			if err := plan.countRules(ctx, db, "", rep); err != nil {
+				t.Fatal(err)
+			}
+			if tc.failed != nil && !maps.Equal(rep.FailedRules, tc.failed) {
+				t.Errorf("failed_rules %v, want %v", rep.FailedRules, tc.failed)
+			}
+			if tc.good != "" {
+				var vals []string
+				for _, c := range cols {
+					vals = append(vals, fmt.Sprintf("coalesce(CAST(%s AS VARCHAR), 'NULL')", duck.Ident(c)))
+				}
+				row := strings.Join(vals, " || ',' || ")
+				var good string
+				if err := db.QueryRow(ctx, fmt.Sprintf("SELECT string_agg(%s, '|') FROM (%s)", row, plan.goodSQL), &good); err != nil {
+					t.Fatal(err)
+				}
+				if good != tc.good {
+					t.Errorf("good rows %q, want %q", good, tc.good)
+				}
+			}
+			var bad int64
+			if err := db.QueryRow(ctx, "SELECT count(*) FROM ("+plan.badSQL+")", &bad); err != nil {
+				t.Fatal(err)
+			}
+			if want := countNonEmpty(tc.reasons); bad != want {
+				t.Errorf("bad rows %d, want %d", bad, want)
+			}
+		})
+	}
+}
+
+func countNonEmpty(ss []string) (n int64) {
+	for _, s := range ss {
+		if s != "" {
+			n++
+		}
+	}
+	return n
+}
