@@ -4,10 +4,16 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/runner/duck"
 )
 
@@ -205,4 +211,117 @@ func countNonEmpty(ss []string) (n int64) {
 		}
 	}
 	return n
+}
+
+// fareEvents are the rows of TestContract_ModelAndStream, as JSON events;
+// the model reads the same values from a table of text columns.
+var fareEvents = []struct {
+	id, fare, cap, kind string
+	reason              string // "" for a good row
+}{
+	{"1", "5", "20", "1.0", ""},
+	{"2", "100", "20", "2", "sql(fare <= cap)"},
+	{"3", "-1", "20", "1", "sql(fare >= 0)"},
+	{"4", `"x"`, "20", "1", "type(fare): not DOUBLE"},
+	{"5", "7", "20", "3", "accepted_values(kind)"},
+	{"6", "7.5", "20", "1.0", ""},
+	{"7", "-5", "1", "9", "sql(fare >= 0); accepted_values(kind)"},
+}
+
+const fareContract = `
+    contract:
+      columns:
+        - {name: id, type: int, required: true}
+        - {name: fare, type: float}
+        - {name: cap, type: float}
+        - {name: kind, type: double}
+      rules:
+        - sql: fare >= 0
+        - sql: fare <= cap
+        - accepted_values: {column: kind, values: [1, 2]}
+`
+
+// sseServer serves payloads as Server-Sent Events (ids from 1), honouring
+// Last-Event-ID, then holds the connection open.
+func sseServer(t *testing.T, payloads []string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		last, _ := strconv.Atoi(r.Header.Get("Last-Event-ID"))
+		w.Header().Set("Content-Type", "text/event-stream")
+		for k := last + 1; k <= len(payloads); k++ {
+			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", k, payloads[k-1])
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	return "sse://" + strings.TrimPrefix(srv.URL, "http://") + "/events"
+}
+
+// TestContract_ModelAndStream: one contract on a model and on a stream
+// task gives the same results: values typed before the rules judge them
+// (fare <= cap compares numbers; "x" has one reason), accepted_values
+// compares numbers, the same per-rule counts in the report; the sink's
+// columns have the contract's 64-bit types.
+func TestContract_ModelAndStream(t *testing.T) {
+	fx := postgrestest.New(t)
+	ctx := testContext(t)
+	var payloads, rows []string
+	for _, e := range fareEvents {
+		payloads = append(payloads, fmt.Sprintf(`{"id":%s,"fare":%s,"cap":%s,"kind":%s}`, e.id, e.fare, e.cap, e.kind))
+		rows = append(rows, fmt.Sprintf("('%s', '%s', '%s', '%s')", e.id, strings.Trim(e.fare, `"`), e.cap, e.kind))
+	}
+	fx.Exec(t, ctx, "CREATE TABLE "+fx.Schema+".fares (id text, fare text, cap text, kind text)",
+		"INSERT INTO "+fx.Schema+".fares VALUES "+strings.Join(rows, ", "))
+	body := "version: 1\nconnections:\n  pg: ${WEIR_TEST_PG}\ntasks:\n" +
+		"  fares_model:\n    model: {source: pg:S.fares, sink: pg:S.fares_model, mode: replace, sql: SELECT * FROM input}" + fareContract +
+		"  fares_stream:\n    stream: {source: \"" + sseServer(t, payloads) + "\", sink: pg:S.fares_stream, batch_size: 100, batch_interval: 500ms, cursor: id, materialization: merge, key: [id]}" + fareContract
+	path := filepath.Join(t.TempDir(), "weir.yaml")
+	writeFile(t, path, strings.ReplaceAll(body, "S.", fx.Schema+"."))
+	r, err := Load(path, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	wantFailed := map[string]int64{}
+	var wantReasons []string
+	for _, e := range fareEvents {
+		if e.reason == "" {
+			continue
+		}
+		wantReasons = append(wantReasons, e.reason)
+		for _, rule := range strings.Split(e.reason, "; ") {
+			rule, _, _ = strings.Cut(rule, ":")
+			wantFailed[rule]++
+		}
+	}
+	slices.Sort(wantReasons)
+	for _, task := range []string{"fares_model", "fares_stream"} {
+		rep := once(t, r, task)
+		if !maps.Equal(rep.FailedRules, wantFailed) {
+			t.Errorf("%s: failed_rules %v, want %v", task, rep.FailedRules, wantFailed)
+		}
+		if rep.Quarantined != int64(len(wantReasons)) || rep.RowsOut != 2 {
+			t.Errorf("%s: %d quarantined, %d written; want %d and 2", task, rep.Quarantined, rep.RowsOut, len(wantReasons))
+		}
+		var ids, reasons string
+		q := "SELECT (SELECT string_agg(id::text || ':' || fare::text || ':' || kind::text, ',' ORDER BY id) FROM S.TBL), (SELECT string_agg(_weir_reason, '|' ORDER BY _weir_reason) FROM S.TBL__quarantine)"
+		if err := fx.Pool.QueryRow(ctx, strings.NewReplacer("S.", fx.Schema+".", "TBL", task).Replace(q)).Scan(&ids, &reasons); err != nil {
+			t.Fatal(err)
+		}
+		if want := "1:5:1,6:7.5:1"; ids != want {
+			t.Errorf("%s: sink rows %q, want %q", task, ids, want)
+		}
+		if want := strings.Join(wantReasons, "|"); reasons != want {
+			t.Errorf("%s: quarantine reasons\n got %q\nwant %q", task, reasons, want)
+		}
+		var types string
+		err := fx.Pool.QueryRow(ctx, "SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2",
+			fx.Schema, task).Scan(&types)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "id bigint, fare double precision, cap double precision, kind double precision"; types != want {
+			t.Errorf("%s: sink columns %q, want %q", task, types, want)
+		}
+	}
 }
