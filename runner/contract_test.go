@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -324,4 +325,63 @@ func TestContract_ModelAndStream(t *testing.T) {
 			t.Errorf("%s: sink columns %q, want %q", task, types, want)
 		}
 	}
+}
+
+// TestContract_UpsertRepeatedKey: an upsert batch that repeats a key
+// writes the last row of each key in the SQL's order (ORDER BY), into
+// PostgreSQL and into Iceberg, with and without a contract; a second
+// batch updates the keys again.
+func TestContract_UpsertRepeatedKey(t *testing.T) {
+	fx := postgrestest.New(t)
+	ctx := testContext(t)
+	dir := t.TempDir()
+	lake := "iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake"
+	fx.Exec(t, ctx, "CREATE TABLE "+fx.Schema+".up (seq bigint, id bigint, v text)",
+		// Stored out of seq order: the SQL's ORDER BY decides what is last.
+		"INSERT INTO "+fx.Schema+".up VALUES (5, 1, 'e'), (1, 1, 'a'), (2, 2, 'b'), (3, 1, 'c'), (4, 3, 'd'), (6, 3, 'f')")
+	model := `    model: {source: pg:S.up, sink: SINK, mode: upsert, key: [id], cursor: seq, sql: "SELECT id, v FROM input ORDER BY seq"}
+`
+	contract := "    contract: {columns: [{name: id, type: int, required: true}, {name: v, type: string}]}\n"
+	body := "version: 1\nconnections:\n  pg: ${WEIR_TEST_PG}\n  lake: " + lake + "\ntasks:\n" +
+		"  pg_plain:\n" + strings.Replace(model, "SINK", "pg:S.pg_plain", 1) +
+		"  pg_contract:\n" + strings.Replace(model, "SINK", "pg:S.pg_contract", 1) + contract +
+		"  lake_plain:\n" + strings.Replace(model, "SINK", "lake:up.plain", 1) +
+		"  lake_contract:\n" + strings.Replace(model, "SINK", "lake:up.contract", 1) + contract
+	path := filepath.Join(dir, "weir.yaml")
+	writeFile(t, path, strings.ReplaceAll(body, "S.", fx.Schema+"."))
+	r, err := Load(path, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sinks := map[string]*streamDAG{
+		"pg_plain": {sinkURL: os.Getenv(postgrestest.Env), schema: fx.Schema}, "pg_contract": {sinkURL: os.Getenv(postgrestest.Env), schema: fx.Schema},
+		"lake_plain": {sinkURL: ResolveURL(lake, dir), schema: "up"}, "lake_contract": {sinkURL: ResolveURL(lake, dir), schema: "up"},
+	}
+	table := map[string]string{"pg_plain": "pg_plain", "pg_contract": "pg_contract", "lake_plain": "plain", "lake_contract": "contract"}
+	tasks := slices.Sorted(maps.Keys(sinks))
+	check := func(want string) {
+		t.Helper()
+		for _, task := range tasks {
+			d := sinks[task]
+			ids, vs := d.rows(t, table[task], "id"), d.rows(t, table[task], "v")
+			var got []string
+			for i := range ids {
+				got = append(got, ids[i]+":"+vs[i])
+			}
+			slices.Sort(got)
+			if strings.Join(got, ",") != want {
+				t.Errorf("%s: %v, want %s", task, got, want)
+			}
+		}
+	}
+	for _, task := range tasks {
+		once(t, r, task)
+	}
+	check("1:e,2:b,3:f")
+	fx.Exec(t, ctx, "INSERT INTO "+fx.Schema+".up VALUES (8, 2, 'h'), (7, 2, 'g'), (9, 1, 'i')")
+	for _, task := range tasks {
+		once(t, r, task)
+	}
+	check("1:i,2:h,3:f")
 }
