@@ -24,8 +24,8 @@ type Column struct {
 	Name     string
 	Type     string // a DuckDB type (BIGINT, DECIMAL(12,2), VARCHAR, TIMESTAMP…), after DuckType; "" keeps the output's type
 	Required bool   // the column must be present and not null
-	Line     int    // position of the column in its file
-	col      int
+	Line     int    // position of the column in its file (Contract.File, else the dagfile)
+	Col      int
 }
 
 // typeNames are the type names whose meaning in contracts (the Open
@@ -76,7 +76,7 @@ type ContractRule struct {
 	Pattern    string   // regex
 	SQL        string   // sql: true for a good row
 	Line       int      // position of the rule in its file
-	col        int
+	Col        int
 }
 
 var contractKeys = []string{"columns", "rules", "max_bad_ratio"}
@@ -144,7 +144,7 @@ func columns(d *decoder, g field) []Column {
 	var out []Column
 	seen := map[string]bool{}
 	for _, item := range d.items(g) {
-		c := Column{Line: item.val.Line, col: item.val.Column}
+		c := Column{Line: item.val.Line, Col: item.val.Column}
 		for _, h := range d.fields(item.val, item.path, columnKeys) {
 			switch h.name {
 			case "name":
@@ -172,7 +172,7 @@ var ruleKeys = append([]string{"name"}, ruleKinds...)
 
 // rule decodes one rule: a mapping with one rule kind key (and a name).
 func rule(d *decoder, item field) (ContractRule, bool) {
-	r := ContractRule{Line: item.val.Line, col: item.val.Column}
+	r := ContractRule{Line: item.val.Line, Col: item.val.Column}
 	var kinds []field
 	for _, h := range d.fields(item.val, item.path, ruleKeys) {
 		if h.name == "name" {
@@ -291,7 +291,7 @@ func checkRuleColumns(d *decoder, c *Contract, n *yaml.Node, path string) {
 	for _, r := range c.Rules {
 		for _, col := range append(r.Columns, r.Column) {
 			if col != "" && !slicesContains(names, col) {
-				d.failAt(pos{r.Line, r.col}, join(path, "rules"), RuleFormat,
+				d.failAt(pos{r.Line, r.Col}, join(path, "rules"), RuleFormat,
 					"rule %s names column %q, which is not in columns%s", r.Kind, col, didYouMean(col, names))
 			}
 		}

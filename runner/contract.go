@@ -367,3 +367,38 @@ func literalList(vals []string) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// lintTable holds one row of NULLs of a contract's column types while
+// weir lint binds its rules: table columns, not constants, so that DuckDB
+// folds the rules' literals (an accepted value of the wrong type) instead
+// of the whole check.
+const lintTable = "_weir_lint"
+
+// bindSQL renders the statements that evaluate rule r's checks as
+// contractSQL renders them, over one row of NULLs of the contract's column
+// types (an untyped NULL for a column without one): weir lint runs them to
+// find rules DuckDB cannot parse or bind.
+func bindSQL(c *dagfile.Contract, r dagfile.ContractRule) []string {
+	types := map[string]string{}
+	typed, cols := []string{"NULL AS _weir_none"}, []string{"t.*"}
+	for _, col := range c.Columns {
+		types[col.Name] = col.Type
+		if col.Type != "" {
+			typed = append(typed, "NULL::"+col.Type+" AS "+duck.Ident(col.Name))
+		} else {
+			cols = append(cols, "NULL AS "+duck.Ident(col.Name))
+		}
+	}
+	ty := newTyping(c, types)
+	for _, col := range ty.cols {
+		cols = append(cols, "false AS "+ty.flags[col.Name])
+	}
+	var exprs []string
+	for _, ch := range ty.ruleChecks(r) {
+		exprs = append(exprs, ch.expr)
+	}
+	return []string{
+		fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT %s", lintTable, strings.Join(typed, ", ")),
+		fmt.Sprintf("SELECT %s FROM (SELECT %s FROM %s t)", strings.Join(exprs, ", "), strings.Join(cols, ", "), lintTable),
+	}
+}
