@@ -98,7 +98,7 @@ func (run *modelRun) topReasons(ctx context.Context) string {
 // contractPlan is the SQL of one contract check.
 type contractPlan struct {
 	checkSQL string   // CREATE TEMP TABLE _weir_checked: the typed output and its reasons
-	goodSQL  string   // the good rows, typed, in the output's order (the last of each key, for an upsert)
+	goodSQL  string   // the good rows, typed (the last of each key in the output's order, for an upsert)
 	badSQL   string   // the bad rows as the output had them, with their reasons
 	rules    []string // the rule of each _weir_r<i> column (type(col), required(col), a rule's label)
 }
@@ -138,7 +138,6 @@ func contractSQL(c *dagfile.Contract, cols []string, runID string, key []string)
 	if len(key) > 0 {
 		plan.goodSQL += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1", identList(key), rowColumn)
 	}
-	plan.goodSQL += " ORDER BY " + rowColumn
 	raw := make([]string, len(cols))
 	for i, col := range cols {
 		raw[i] = "o." + duck.Ident(col)
