@@ -385,3 +385,60 @@ func TestContract_UpsertRepeatedKey(t *testing.T) {
 	}
 	check("1:i,2:h,3:f")
 }
+
+// TestContract_ModelCases: contract cases through a model into
+// PostgreSQL, from a table of text columns: the quarantine's reasons (in
+// id order) and the sink's column types.
+func TestContract_ModelCases(t *testing.T) {
+	for _, tc := range []struct {
+		name, contract string
+		rows           string // (id, a, b) text values
+		reasons        string // id:reason, in id order
+		types          string // the sink's columns
+	}{
+		{"accepted_values compares numbers",
+			"{columns: [{name: id, type: int}, {name: a, type: double}], rules: [{accepted_values: {column: a, values: [1, 2]}}]}",
+			"('1', '1.0', NULL), ('2', '2', NULL), ('3', '3.5', NULL)", "3:accepted_values(a)", "id bigint, a double precision, b text"},
+		{"unique: NULL keys are distinct",
+			"{columns: [{name: id, type: int}, {name: a}], rules: [{unique: [a]}]}",
+			"('1', NULL, NULL), ('2', NULL, NULL), ('3', 'x', NULL), ('4', 'x', NULL)", "3:unique(a),4:unique(a)", "id bigint, a text, b text"},
+		{"a value that does not cast has one reason",
+			"{columns: [{name: id, type: int}, {name: a, type: int}], rules: [{not_null: [a]}, {range: {column: a, min: 0}}, {sql: a > 0}]}",
+			"('1', '5', NULL), ('2', 'x', NULL)", "2:type(a): not BIGINT", "id bigint, a bigint, b text"},
+		{"float and int are 64-bit, 32-bit when asked",
+			"{columns: [{name: id, type: integer}, {name: a, type: float}, {name: b, type: float32}]}",
+			"('1', '1.5', '2.5')", "", "id bigint, a double precision, b real"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := postgrestest.New(t)
+			ctx := testContext(t)
+			fx.Exec(t, ctx, "CREATE TABLE "+fx.Schema+".src (id text, a text, b text)", "INSERT INTO "+fx.Schema+".src VALUES "+tc.rows)
+			path := filepath.Join(t.TempDir(), "weir.yaml")
+			writeFile(t, path, strings.ReplaceAll("version: 1\nconnections:\n  pg: ${WEIR_TEST_PG}\ntasks:\n  m:\n    model: {source: pg:S.src, sink: pg:S.out, mode: replace, sql: SELECT * FROM input}\n    contract: "+tc.contract+"\n", "S.", fx.Schema+"."))
+			r, err := Load(path, Options{Log: testLog{t}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			once(t, r, "m")
+			var reasons, types string
+			q := "SELECT coalesce((SELECT string_agg(id || ':' || _weir_reason, ',' ORDER BY id::int) FROM S.out__quarantine), '')"
+			if tc.reasons == "" {
+				q = "SELECT ''"
+			}
+			if err := fx.Pool.QueryRow(ctx, strings.ReplaceAll(q, "S.", fx.Schema+".")).Scan(&reasons); err != nil {
+				t.Fatal(err)
+			}
+			if reasons != tc.reasons {
+				t.Errorf("quarantine %q, want %q", reasons, tc.reasons)
+			}
+			err = fx.Pool.QueryRow(ctx, "SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'out'", fx.Schema).Scan(&types)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if types != tc.types {
+				t.Errorf("sink columns %q, want %q", types, tc.types)
+			}
+		})
+	}
+}
