@@ -349,7 +349,8 @@ func TestContract_UpsertRepeatedKey(t *testing.T) {
 		"  lake_contract:\n" + strings.Replace(model, "SINK", "lake:up.contract", 1) + contract
 	path := filepath.Join(dir, "weir.yaml")
 	writeFile(t, path, strings.ReplaceAll(body, "S.", fx.Schema+"."))
-	r, err := Load(path, Options{Log: testLog{t}})
+	var log strings.Builder
+	r, err := Load(path, Options{Log: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,6 +380,11 @@ func TestContract_UpsertRepeatedKey(t *testing.T) {
 		once(t, r, task)
 	}
 	check("1:e,2:b,3:f")
+	for _, task := range tasks {
+		if want := "task " + task + ": 3 rows of the batch repeat a key (id) of a later row"; !strings.Contains(log.String(), want) {
+			t.Errorf("no warning %q in:\n%s", want, log.String())
+		}
+	}
 	fx.Exec(t, ctx, "INSERT INTO "+fx.Schema+".up VALUES (8, 2, 'h'), (7, 2, 'g'), (9, 1, 'i')")
 	for _, task := range tasks {
 		once(t, r, task)
