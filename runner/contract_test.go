@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/runner/duck"
 )
@@ -259,10 +260,11 @@ func sseServer(t *testing.T, payloads []string) string {
 }
 
 // TestContract_ModelAndStream: one contract on a model and on a stream
-// task gives the same results: values typed before the rules judge them
-// (fare <= cap compares numbers; "x" has one reason), accepted_values
-// compares numbers, the same per-rule counts in the report; the sink's
-// columns have the contract's 64-bit types.
+// task, into PostgreSQL and into Iceberg, gives the same results: values
+// typed before the rules judge them (fare <= cap compares numbers; "x" has
+// one reason), accepted_values compares numbers, the same per-rule counts
+// in the report (a row breaking two rules counts under both and is one
+// quarantined row); the sink's columns have the contract's 64-bit types.
 func TestContract_ModelAndStream(t *testing.T) {
 	fx := postgrestest.New(t)
 	ctx := testContext(t)
@@ -273,10 +275,16 @@ func TestContract_ModelAndStream(t *testing.T) {
 	}
 	fx.Exec(t, ctx, "CREATE TABLE "+fx.Schema+".fares (id text, fare text, cap text, kind text)",
 		"INSERT INTO "+fx.Schema+".fares VALUES "+strings.Join(rows, ", "))
-	body := "version: 1\nconnections:\n  pg: ${WEIR_TEST_PG}\ntasks:\n" +
-		"  fares_model:\n    model: {source: pg:S.fares, sink: pg:S.fares_model, mode: replace, sql: SELECT * FROM input}" + fareContract +
-		"  fares_stream:\n    stream: {source: \"" + sseServer(t, payloads) + "\", sink: pg:S.fares_stream, batch_size: 100, batch_interval: 500ms, cursor: id, materialization: merge, key: [id]}" + fareContract
-	path := filepath.Join(t.TempDir(), "weir.yaml")
+	sse := sseServer(t, payloads)
+	dir := t.TempDir()
+	lake := "iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake"
+	body := "version: 1\nconnections:\n  pg: ${WEIR_TEST_PG}\n  lake: " + lake + "\ntasks:\n"
+	for _, sink := range []string{"pg:S.", "lake:fares."} {
+		name, _, _ := strings.Cut(sink, ":")
+		body += "  " + name + "_model:\n    model: {source: pg:S.fares, sink: " + sink + name + "_model, mode: replace, sql: SELECT * FROM input}" + fareContract +
+			"  " + name + "_stream:\n    stream: {source: \"" + sse + "\", sink: " + sink + name + "_stream, batch_size: 100, batch_interval: 500ms, cursor: id, materialization: merge, key: [id]}" + fareContract
+	}
+	path := filepath.Join(dir, "weir.yaml")
 	writeFile(t, path, strings.ReplaceAll(body, "S.", fx.Schema+"."))
 	r, err := Load(path, Options{Log: testLog{t}})
 	if err != nil {
@@ -296,7 +304,9 @@ func TestContract_ModelAndStream(t *testing.T) {
 		}
 	}
 	slices.Sort(wantReasons)
-	for _, task := range []string{"fares_model", "fares_stream"} {
+	sinks := map[string]*streamDAG{"pg": {sinkURL: os.Getenv(postgrestest.Env), schema: fx.Schema}, "lake": {sinkURL: ResolveURL(lake, dir), schema: "fares"}}
+	wantTypes := map[string]string{"pg": "id int64, fare float64, cap float64, kind float64", "lake": "id int64, fare float64, cap float64, kind float64"}
+	for _, task := range []string{"pg_model", "pg_stream", "lake_model", "lake_stream"} {
 		rep := once(t, r, task)
 		if !maps.Equal(rep.FailedRules, wantFailed) {
 			t.Errorf("%s: failed_rules %v, want %v", task, rep.FailedRules, wantFailed)
@@ -304,27 +314,55 @@ func TestContract_ModelAndStream(t *testing.T) {
 		if rep.Quarantined != int64(len(wantReasons)) || rep.RowsOut != 2 {
 			t.Errorf("%s: %d quarantined, %d written; want %d and 2", task, rep.Quarantined, rep.RowsOut, len(wantReasons))
 		}
-		var ids, reasons string
-		q := "SELECT (SELECT string_agg(id::text || ':' || fare::text || ':' || kind::text, ',' ORDER BY id) FROM S.TBL), (SELECT string_agg(_weir_reason, '|' ORDER BY _weir_reason) FROM S.TBL__quarantine)"
-		if err := fx.Pool.QueryRow(ctx, strings.NewReplacer("S.", fx.Schema+".", "TBL", task).Replace(q)).Scan(&ids, &reasons); err != nil {
-			t.Fatal(err)
+		conn, _, _ := strings.Cut(task, "_")
+		d := sinks[conn]
+		ids, fares, kinds := d.rows(t, task, "id"), d.rows(t, task, "fare"), d.rows(t, task, "kind")
+		var got []string
+		for i := range ids {
+			got = append(got, ids[i]+":"+fares[i]+":"+kinds[i])
 		}
-		if want := "1:5:1,6:7.5:1"; ids != want {
-			t.Errorf("%s: sink rows %q, want %q", task, ids, want)
+		slices.Sort(got)
+		if want := "1:5:1,6:7.5:1"; strings.Join(got, ",") != want {
+			t.Errorf("%s: sink rows %q, want %q", task, got, want)
 		}
-		if want := strings.Join(wantReasons, "|"); reasons != want {
-			t.Errorf("%s: quarantine reasons\n got %q\nwant %q", task, reasons, want)
+		reasons := d.rows(t, task+QuarantineSuffix, reasonColumn)
+		slices.Sort(reasons)
+		if !slices.Equal(reasons, wantReasons) {
+			t.Errorf("%s: quarantine reasons\n got %q\nwant %q", task, reasons, wantReasons)
 		}
-		var types string
-		err := fx.Pool.QueryRow(ctx, "SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2",
-			fx.Schema, task).Scan(&types)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := "id bigint, fare double precision, cap double precision, kind double precision"; types != want {
-			t.Errorf("%s: sink columns %q, want %q", task, types, want)
+		if types := d.types(t, task); types != wantTypes[conn] {
+			t.Errorf("%s: sink columns %q, want %q", task, types, wantTypes[conn])
 		}
 	}
+	var pgTypes string
+	err = fx.Pool.QueryRow(ctx, "SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'pg_model'",
+		fx.Schema).Scan(&pgTypes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "id bigint, fare double precision, cap double precision, kind double precision"; pgTypes != want {
+		t.Errorf("pg_model: PostgreSQL columns %q, want %q", pgTypes, want)
+	}
+}
+
+// types lists a sink table's columns with their Arrow types.
+func (d *streamDAG) types(t *testing.T, table string) string {
+	t.Helper()
+	ctx := testContext(t)
+	ep, err := routes.Open(ctx, d.sinkURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	info, err := ep.(routes.Source).Probe(ctx, routes.TableRef{Schema: d.schema, Name: table})
+	if err != nil {
+		t.Fatalf("probe %s: %v", table, err)
+	}
+	var out []string
+	for _, c := range info.Columns {
+		out = append(out, c.Name+" "+c.Type.String())
+	}
+	return strings.Join(out, ", ")
 }
 
 // TestContract_UpsertRepeatedKey: an upsert batch that repeats a key
