@@ -63,8 +63,10 @@ func (run *modelRun) checkContract(ctx context.Context, c *dagfile.Contract, tex
 	if err := run.countBad(ctx, chk); err != nil {
 		return nil, err
 	}
-	if err := plan.countRules(ctx, run.db, "", run.rep); err != nil {
-		return nil, err
+	if run.t.Contract != nil { // not the key check of an upsert without one
+		if err := noteContract(ctx, run.db, c, plan, "", run.rep, chk.total, chk.bad); err != nil {
+			return nil, err
+		}
 	}
 	return chk, run.checkRatio(ctx, c, chk)
 }
@@ -104,7 +106,8 @@ type contractPlan struct {
 }
 
 // check is one check of a contract: a CASE expression that is its label
-// when the row breaks it, and the rule it counts under in failed_rules.
+// when the row breaks it, and the rule it counts under in the report's
+// contract.rules.
 type check struct{ expr, rule string }
 
 // contractSQL renders the check of contract c over an output with columns
@@ -147,12 +150,13 @@ func contractSQL(c *dagfile.Contract, cols []string, runID string, key []string)
 	return plan, nil
 }
 
-// countRules adds the rows that break each rule (among those matching
-// where, when given) to the report's failed_rules: a row that breaks two
-// rules counts under both.
-func (p contractPlan) countRules(ctx context.Context, db *duck.DB, where string, rep *Report) error {
+// countRules counts, per rule, the rows of _weir_checked (those matching
+// where, when given) that break it: a row that breaks two rules counts
+// under both. Rules no row broke are left out.
+func (p contractPlan) countRules(ctx context.Context, db *duck.DB, where string) (map[string]int64, error) {
+	out := map[string]int64{}
 	if len(p.rules) == 0 {
-		return nil
+		return out, nil
 	}
 	counts := make([]string, len(p.rules))
 	dest := make([]any, len(p.rules))
@@ -166,17 +170,14 @@ func (p contractPlan) countRules(ctx context.Context, db *duck.DB, where string,
 		q += " WHERE " + where
 	}
 	if err := db.QueryRow(ctx, q, dest...); err != nil {
-		return fmt.Errorf("count the contract's failures: %w", err)
+		return nil, fmt.Errorf("count the contract's failures: %w", err)
 	}
 	for i, rule := range p.rules {
 		if ns[i] > 0 {
-			if rep.FailedRules == nil {
-				rep.FailedRules = map[string]int64{}
-			}
-			rep.FailedRules[rule] += ns[i]
+			out[rule] += ns[i]
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // columnTypes maps each output column to its contract type ("" = as is)

@@ -16,21 +16,31 @@ type Report struct {
 	Kind        string                 `json:"kind"` // transfer | model | stream
 	RunID       string                 `json:"run_id"`
 	Mode        string                 `json:"mode"`
-	Sink        string                 `json:"sink"`                   // conn:schema.table (the first, for a multi-table transfer)
-	Rows        int64                  `json:"rows"`                   // rows written to the sink (= rows_out)
-	RowsIn      int64                  `json:"rows_in"`                // rows read from the sources
-	RowsOut     int64                  `json:"rows_out"`               // rows written to the sink
-	Quarantined int64                  `json:"quarantined"`            // rows written to <sink>__quarantine
-	FailedRules map[string]int64       `json:"failed_rules,omitempty"` // per contract rule, the rows that break it (a row breaking two counts under both)
-	Bytes       int64                  `json:"bytes,omitempty"`        // bytes read (transfers)
-	Offsets     map[string]OffsetRange `json:"offsets"`                // per source: the window read
-	Lag         int64                  `json:"lag"`                    // sum of the sources' lag after the run
-	NothingNew  bool                   `json:"nothing_new,omitempty"`  // no source had anything new: nothing written
-	Changes     []string               `json:"changes,omitempty"`      // on_change findings
-	CDC         *cdc.Result            `json:"cdc,omitempty"`          // log_based: bootstrap or the drained window
+	Sink        string                 `json:"sink"`                  // conn:schema.table (the first, for a multi-table transfer)
+	Rows        int64                  `json:"rows"`                  // rows written to the sink (= rows_out)
+	RowsIn      int64                  `json:"rows_in"`               // rows read from the sources
+	RowsOut     int64                  `json:"rows_out"`              // rows written to the sink
+	Quarantined int64                  `json:"quarantined"`           // rows written to <sink>__quarantine
+	Bytes       int64                  `json:"bytes,omitempty"`       // bytes read (transfers)
+	Offsets     map[string]OffsetRange `json:"offsets"`               // per source: the window read
+	Lag         int64                  `json:"lag"`                   // sum of the sources' lag after the run
+	NothingNew  bool                   `json:"nothing_new,omitempty"` // no source had anything new: nothing written
+	Changes     []string               `json:"changes,omitempty"`     // on_change findings
+	CDC         *cdc.Result            `json:"cdc,omitempty"`         // log_based: bootstrap or the drained window
+	Contract    *ContractResult        `json:"contract,omitempty"`    // the contract check, once it ran
 	ElapsedMS   int64                  `json:"elapsed_ms"`
 	Error       string                 `json:"error,omitempty"`
 	start       time.Time
+}
+
+// ContractResult is the outcome of a task's contract check: for a stream,
+// summed over its batches.
+type ContractResult struct {
+	Checked     int64            `json:"checked"`         // rows (events) checked
+	Broken      int64            `json:"broken"`          // rows that break at least one rule
+	MaxBadRatio float64          `json:"max_bad_ratio"`   // the contract's threshold
+	Passed      bool             `json:"passed"`          // broken/checked <= max_bad_ratio in every batch
+	Rules       map[string]int64 `json:"rules,omitempty"` // rows breaking each rule, by its _weir_reason label (only rules some row broke)
 }
 
 // OffsetRange is the window a run read from one source: From < offset <= To.
