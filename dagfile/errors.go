@@ -19,6 +19,8 @@ const (
 	RuleStreamAppend     = "STREAM-001"
 	RuleStreamContinuous = "STREAM-002"
 	RuleStreamNoCursor   = "STREAM-003"
+	RuleContractBind     = "CONTRACT-001" // DuckDB refuses a contract's type name or rule (weir lint binds them)
+	RuleContractUnbound  = "CONTRACT-002" // a rule reads a column the contract does not list: lint cannot bind it
 )
 
 // Error is one problem in a dagfile, located at File:Line:Col. Key is the

@@ -55,7 +55,13 @@ var Rules = []RuleInfo{
 	{RuleStreamAppend, SeverityWarning, "a resumable stream source loaded with bare append: a replay writes duplicates; use merge with a key"},
 	{RuleStreamContinuous, SeverityWarning, "a continuous trigger: an always-on consumer; confirm the freshness SLO needs it"},
 	{RuleStreamNoCursor, SeverityWarning, "a WebSocket source without cursor: at-least-once within one connection only"},
+	{RuleContractBind, SeverityError, "a contract type name or rule that DuckDB cannot parse or bind (checked by weir lint, which links DuckDB)"},
+	{RuleContractUnbound, SeverityWarning, "a contract rule reads a column its columns: do not list, so lint cannot bind it"},
 }
+
+// SortFindings orders findings as Check does: the dagfile (path) first,
+// then by file, position and rule.
+func SortFindings(fs []Finding, path string) { sortFindings(fs, path) }
 
 // CheckFile reads the dagfile at path and checks it; the error is for an
 // unreadable file or a bad selector only.
