@@ -116,7 +116,7 @@ func (st *stage) create(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return checkStateTable(ctx, st.lock.conn, st.dest.Schema)
 }
 
 // checkMergeKey refuses, under the lock and before a row moves, a merge
