@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // Transfer is a transfer task: every option of `weir transfer`.
@@ -59,6 +61,10 @@ func (p *parser) transferFields(x *Transfer, fs map[string]field) {
 		switch name {
 		case "schema":
 			x.Schema = p.d.str(g)
+			if _, err := routes.ParseSchema(x.Schema); x.Schema != "" && err != nil {
+				p.d.fail(g.val, g.path, "bad schema name: %s", strings.TrimPrefix(err.Error(), routes.ErrBadInput.Error()+": "))
+				x.Schema = ""
+			}
 		case "dest_table":
 			x.DestTable = p.tableName(g)
 		case "mode":

@@ -45,13 +45,13 @@ func TestFault_FreeRace(t *testing.T) {
 			}
 			t.Run(name+"/"+mode, func(t *testing.T) {
 				t.Parallel()
-				runCase(t, "free", func(t *testing.T) { freeRace(t, d, mode, nopk) })
+				runCase(t, "free", func(t *testing.T) { freeRace(t, d, name, mode, nopk) })
 			})
 		}
 	}
 }
 
-func freeRace(t *testing.T, d destination, mode string, nopk bool) {
+func freeRace(t *testing.T, d destination, name, mode string, nopk bool) {
 	ctx := routestest.Context(t, 5*time.Minute)
 	src := newPG(t)
 	dst, dstURL := d.open(t)
@@ -86,7 +86,7 @@ func freeRace(t *testing.T, d destination, mode string, nopk bool) {
 		checkOneCopy(t, ctx, src, dst, tbl, n, round)
 	}
 	t.Logf("%s %s: %d rounds of %d runs: %d exited 0, %d refused with 75; every round one copy of every row",
-		d.name, mode, freeRaceRounds, freeRaceRuns, won, refused)
+		name, mode, freeRaceRounds, freeRaceRuns, won, refused)
 }
 
 // createSource makes the conformance table, without its primary key for
