@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	weirlib "github.com/weirhq/weir"
+	"github.com/weirhq/weir/routes"
+	_ "github.com/weirhq/weir/routes/all"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
 )
@@ -45,13 +49,65 @@ func TestFault_FreeRace(t *testing.T) {
 			}
 			t.Run(name+"/"+mode, func(t *testing.T) {
 				t.Parallel()
-				runCase(t, "free", func(t *testing.T) { freeRace(t, d, name, mode, nopk) })
+				runCase(t, "free", func(t *testing.T) { freeRace(t, d, name, mode, nopk, runChild) })
 			})
 		}
 	}
 }
 
-func freeRace(t *testing.T, d destination, name, mode string, nopk bool) {
+// TestFault_FreeRaceInProcess is the same race with the runs as goroutines
+// calling weir.Transfer in this process (a locked run's error is
+// ErrLocked, the CLI's 75), on the destinations without a unique key.
+func TestFault_FreeRaceInProcess(t *testing.T) {
+	for _, name := range []string{"postgres_nopk", "clickhouse", "iceberg"} {
+		base, nopk := strings.CutSuffix(name, "_nopk")
+		d := destinations[slices.IndexFunc(destinations, func(d destination) bool { return d.name == base })]
+		t.Run(name+"/append", func(t *testing.T) {
+			t.Parallel()
+			runCase(t, "free", func(t *testing.T) { freeRace(t, d, name, "append", nopk, runLibrary) })
+		})
+	}
+}
+
+// runner runs one transfer (args as for the CLI) and returns its exit
+// code and error text.
+type runner func(ctx context.Context, t *testing.T, args []string) (int, string)
+
+func runChild(ctx context.Context, t *testing.T, args []string) (int, string) {
+	r := weir(ctx, t, nil, args...)
+	return r.code, r.stderr
+}
+
+// runLibrary runs `transfer SRC DST --flag value…` through weir.Transfer.
+func runLibrary(ctx context.Context, t *testing.T, args []string) (int, string) {
+	opts := weirlib.TransferOptions{}
+	for i := 3; i+1 < len(args); i += 2 {
+		switch v := args[i+1]; args[i] {
+		case "--table":
+			opts.Tables = []string{v}
+		case "--dest-table":
+			opts.DestTable = v
+		case "--mode":
+			opts.Mode = routes.Mode(v)
+		case "--cursor":
+			opts.Cursor = v
+		case "--primary-key":
+			opts.PrimaryKey = []string{v}
+		default:
+			t.Fatalf("runLibrary: flag %s", args[i])
+		}
+	}
+	_, err := weirlib.Transfer(ctx, args[1], args[2], opts)
+	switch {
+	case err == nil:
+		return 0, ""
+	case errors.Is(err, routes.ErrLocked) && !errors.Is(err, routes.ErrBadInput):
+		return 75, err.Error()
+	}
+	return 1, err.Error()
+}
+
+func freeRace(t *testing.T, d destination, name, mode string, nopk bool, run runner) {
 	ctx := routestest.Context(t, 5*time.Minute)
 	src := newPG(t)
 	dst, dstURL := d.open(t)
@@ -69,7 +125,7 @@ func freeRace(t *testing.T, d destination, name, mode string, nopk bool) {
 	for round := range freeRaceRounds {
 		src.Insert(t, ctx, tbl, routestest.Rows(n+1, n+freeRaceBatch))
 		n += freeRaceBatch
-		codes, stderr := startTogether(ctx, t, args)
+		codes, stderr := startTogether(ctx, t, args, run)
 		for i, c := range codes {
 			switch c {
 			case 0:
@@ -100,7 +156,7 @@ func createSource(t *testing.T, ctx context.Context, src *postgrestest.Fixture, 
 }
 
 // startTogether starts freeRaceRuns children at once and waits for all.
-func startTogether(ctx context.Context, t *testing.T, args []string) ([]int, []string) {
+func startTogether(ctx context.Context, t *testing.T, args []string, run runner) ([]int, []string) {
 	t.Helper()
 	codes := make([]int, freeRaceRuns)
 	stderr := make([]string, freeRaceRuns)
@@ -111,8 +167,7 @@ func startTogether(ctx context.Context, t *testing.T, args []string) ([]int, []s
 		go func() {
 			defer wg.Done()
 			<-start
-			r := weir(ctx, t, nil, args...)
-			codes[i], stderr[i] = r.code, r.stderr
+			codes[i], stderr[i] = run(ctx, t, args)
 		}()
 	}
 	close(start)
