@@ -111,7 +111,9 @@ func copyLocked(ctx context.Context, src Source, stage Stage, info *TableInfo, s
 // endpoint identity, same schema.table): its swap would replace the
 // table with a copy of itself, losing its indexes, triggers and grants.
 // The destination, opened as a source, names its table the way the
-// source does; a destination table it cannot probe is another table.
+// source does (probes qualify the names: PostgreSQL by the table's own
+// schema, MySQL and ClickHouse by the URL's database); a destination
+// table it cannot probe is another table.
 func notItself(ctx context.Context, dst Destination, info *TableInfo, dest TableRef) error {
 	ds, ok := As[Source](dst)
 	if !ok {
@@ -123,18 +125,13 @@ func notItself(ctx context.Context, dst Destination, info *TableInfo, dest Table
 	}
 	srcID, _, _ := strings.Cut(info.SourceID, "#")
 	dstID, _, _ := strings.Cut(dinfo.SourceID, "#")
-	if srcID == "" || srcID != dstID || !sameRef(info.Ref, dinfo.Ref) {
+	if srcID == "" || srcID != dstID || info.Ref != dinfo.Ref {
 		return nil
 	}
 	return &ProbeError{Table: info.Ref.String(), Problem: fmt.Sprintf("the destination %s is the source table itself", dest),
 		Hint: "name another table with --dest-table or --dest-schema, or another destination URL"}
 }
 
-// sameRef compares table names as the servers fold them; an unqualified
-// name on one side may be the other's schema.
-func sameRef(a, b TableRef) bool {
-	return strings.EqualFold(a.Name, b.Name) && (a.Schema == "" || b.Schema == "" || strings.EqualFold(a.Schema, b.Schema))
-}
 
 func (s CopySpec) withDefaults(info *TableInfo) CopySpec {
 	if s.DestTable.Name == "" {

@@ -207,4 +207,18 @@ func TestTransferCmd_OntoItselfRefused(t *testing.T) {
 	if got, _ := pg.Hash(t, ctx, tbl, "id"); got != want {
 		t.Fatal("the source table's rows changed")
 	}
+	// The same name in another schema of the same server is another table.
+	other := pg.Schema + "_other"
+	t.Cleanup(func() { pg.Pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+other+" CASCADE") })
+	for _, args := range [][]string{
+		{"transfer", unqualified, unqualified, "--table", "t", "--dest-schema", other},
+		{"transfer", pg.URL(), pg.URL(), "--table", tbl, "--dest-table", other + ".t", "--mode", "append"},
+	} {
+		if code, msg := runErr(t, args...); code != ExitOK {
+			t.Fatalf("weir %s: exit %d: %s", strings.Join(args[3:], " "), code, msg)
+		}
+	}
+	if got, _ := pg.Hash(t, ctx, other+".t", "id"); got != want {
+		t.Fatal("the copy into another schema differs from the source")
+	}
 }
