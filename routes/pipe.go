@@ -132,7 +132,6 @@ func notItself(ctx context.Context, dst Destination, info *TableInfo, dest Table
 		Hint: "name another table with --dest-table or --dest-schema, or another destination URL"}
 }
 
-
 func (s CopySpec) withDefaults(info *TableInfo) CopySpec {
 	if s.DestTable.Name == "" {
 		s.DestTable = info.Ref
