@@ -69,7 +69,14 @@ var malformed = []struct {
 	{"bad table address", head + "  a:\n    model: {source: lake/s.x, sink: 'lake:', sql: SELECT 1}\n  b:\n    model: {source: lake:s..x, sink: lake:s.b, sql: SELECT 1}\n", []string{
 		"testdata/weir.yaml:7:21: tasks.a.model.source: bad table address \"lake/s.x\": write connection:schema.table, e.g. lake:silver.orders",
 		"testdata/weir.yaml:7:37: tasks.a.model.sink: bad table address \"lake:\": the table name is empty",
-		"testdata/weir.yaml:9:21: tasks.b.model.source: bad table address \"lake:s..x\": the table name \"s..x\" has an empty part",
+		"testdata/weir.yaml:9:21: tasks.b.model.source: bad table address \"lake:s..x\": table \"s..x\": empty name part",
+	}},
+	{"malformed transfer tables", head + "  a:\n    transfer: {from: app, table: a.b.c.d, to: lake, dest_table: 'x..y'}\n  b:\n    transfer: {from: app, tables: [s., '\"open'], to: lake, schema: a.b}\n", []string{
+		"testdata/weir.yaml:7:34: tasks.a.transfer.table: bad table name: table \"a.b.c.d\": 4 name parts, want schema.table or table (quote a name that holds a dot)",
+		"testdata/weir.yaml:7:65: tasks.a.transfer.dest_table: bad table name: table \"x..y\": empty name part",
+		"testdata/weir.yaml:9:36: tasks.b.transfer.tables[0]: bad table name: table \"s.\": empty name part",
+		"testdata/weir.yaml:9:40: tasks.b.transfer.tables[1]: bad table name: table \"\\\"open\": unclosed quote",
+		"testdata/weir.yaml:9:68: tasks.b.transfer.schema: bad schema name: schema \"a.b\": want one name (quote a name that holds a dot)",
 	}},
 	{"no kind", head + "  a:\n    retries: 1\n", []string{
 		"testdata/weir.yaml:6:3: tasks.a: a task needs one of transfer:, model: or stream:",

@@ -183,12 +183,15 @@ func TestParseTableAddr(t *testing.T) {
 	tests := []struct{ in, want, err string }{
 		{"lake:silver.orders", "lake silver orders", ""},
 		{"lake:orders", "lake  orders", ""},
-		{"lake:db.ns.orders", "lake db ns.orders", ""},
+		{`lake:db."ns.orders"`, "lake db ns.orders", ""},
+		{"lake:db.ns.orders", "", `bad table address "lake:db.ns.orders": table "db.ns.orders": 3 name parts, want schema.table or table (quote a name that holds a dot)`},
+		{"lake:s.", "", `bad table address "lake:s.": table "s.": empty name part`},
+		{`lake:"open`, "", `bad table address "lake:\"open": table "\"open": unclosed quote`},
 		{"silver.orders", "", `bad table address "silver.orders": write connection:schema.table, e.g. lake:silver.orders`},
 		{"Lake:x", "", `bad table address "Lake:x": write connection:schema.table, e.g. lake:silver.orders`},
 		{"lake:a:b", "", `bad table address "lake:a:b": write connection:schema.table, e.g. lake:silver.orders`},
-		{"lake:a b", "", `bad table address "lake:a b": the table name "a b" holds a blank`},
-		{"lake:.x", "", `bad table address "lake:.x": the table name ".x" has an empty part`},
+		{"lake:a b", "", `bad table address "lake:a b": table "a b": a blank or control character in an unquoted name (quote the name part)`},
+		{"lake:.x", "", `bad table address "lake:.x": table ".x": empty name part`},
 	}
 	for _, tc := range tests {
 		a, err := ParseTableAddr(tc.in)

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/scheme"
 )
 
@@ -61,6 +62,10 @@ func (p *parser) transferFields(x *Transfer, fs map[string]field) {
 		switch name {
 		case "schema":
 			x.Schema = p.d.str(g)
+			if _, err := routes.ParseSchema(x.Schema); x.Schema != "" && err != nil {
+				p.d.fail(g.val, g.path, "bad schema name: %s", strings.TrimPrefix(err.Error(), routes.ErrBadInput.Error()+": "))
+				x.Schema = ""
+			}
 		case "dest_table":
 			x.DestTable = p.tableName(g)
 		case "mode":

@@ -40,13 +40,43 @@ func TestParseTableRef(t *testing.T) {
 		{in: "in/2024.01/orders.CSV", want: TableRef{Name: "in/2024.01/orders.CSV"}},
 		{in: "raw/orders", want: TableRef{Name: "raw/orders"}},
 		{in: `"x.csv"."y.gz"`, want: TableRef{"x.csv", "y.gz"}},
+		{in: `"a"."b"`, want: TableRef{"a", "b"}},
+		{in: `s."t.u"`, want: TableRef{"s", "t.u"}},
+		{in: `"""q"""`, want: TableRef{Name: `"q"`}},
+		{in: "ünï.日本", want: TableRef{"ünï", "日本"}},
+		{in: `"my table"`, want: TableRef{Name: "my table"}},
+		// malformed: every form is refused, never read as something else
+		{in: "", bad: true},
+		{in: ".", bad: true},
 		{in: "a..b", bad: true},
+		{in: "x..y", bad: true},
+		{in: "sch.", bad: true},
+		{in: ".t", bad: true},
+		{in: "x.y.z", bad: true},
+		{in: "a.b.c.d", bad: true},
+		{in: `""`, bad: true},
+		{in: `"".t`, bad: true},
+		{in: `s.""`, bad: true},
 		{in: `"open`, bad: true},
+		{in: `s."open`, bad: true},
+		{in: `open"`, bad: true},
+		{in: `a"b"c`, bad: true},
+		{in: `"a"b`, bad: true},
+		{in: `"a".`, bad: true},
+		{in: `"a"."b"."c"`, bad: true},
+		{in: "my table", bad: true},
+		{in: "s.t\n", bad: true},
+		{in: "s.t\x00", bad: true},
+		{in: "tab\tname", bad: true},
+		{in: "s.t\x7f", bad: true},
 	}
 	for _, tc := range tests {
 		got, err := ParseTableRef(tc.in)
 		if tc.bad != (err != nil) || (!tc.bad && got != tc.want) {
 			t.Errorf("ParseTableRef(%q) = %v, %v", tc.in, got, err)
+		}
+		if err != nil && !errors.Is(err, ErrBadInput) {
+			t.Errorf("ParseTableRef(%q): %v is not bad input (exit 2)", tc.in, err)
 		}
 	}
 }
@@ -69,6 +99,27 @@ func TestBudget(t *testing.T) {
 		b := budgetFor(tc.cpus, tc.mem)
 		if b.Parallel != tc.parallel || b.ChunkBytes != tc.chunk {
 			t.Errorf("%s: budgetFor(%d, %d) = %+v", tc.name, tc.cpus, tc.mem, b)
+		}
+	}
+}
+
+func TestParseSchema(t *testing.T) {
+	tests := []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: "public", want: "public"},
+		{in: `"my.schema"`, want: "my.schema"},
+		{in: "out/daily", want: "out/daily"},
+		{in: "a.b", bad: true},
+		{in: "", bad: true},
+		{in: "sch.", bad: true},
+		{in: `"open`, bad: true},
+	}
+	for _, tc := range tests {
+		got, err := ParseSchema(tc.in)
+		if tc.bad != (err != nil) || (!tc.bad && got != tc.want) || (err != nil && !errors.Is(err, ErrBadInput)) {
+			t.Errorf("ParseSchema(%q) = %q, %v", tc.in, got, err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -107,7 +108,7 @@ func ParseTableRef(s string) (TableRef, error) {
 	case 2:
 		return TableRef{Schema: parts[0], Name: parts[1]}, nil
 	}
-	return TableRef{}, BadInput("table %q: want schema.table or table", s)
+	return TableRef{}, BadInput("table %q: %d name parts, want schema.table or table (quote a name that holds a dot)", s, len(parts))
 }
 
 // fileExts are the endings that make a table name a file path.
@@ -129,35 +130,75 @@ func isFilePath(s string) bool {
 	return false
 }
 
+// splitIdent splits a dotted name into its parts. A part is either bare
+// (no dot, quote or blank) or wholly double-quoted ("" is a quote inside);
+// an empty part, a quote inside a bare part, text after a closing quote or
+// an unclosed quote is malformed.
 func splitIdent(s string) ([]string, error) {
 	var parts []string
-	var cur strings.Builder
-	quoted := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' && quoted && i+1 < len(s) && s[i+1] == '"':
-			cur.WriteByte('"')
-			i++
+	for i := 0; ; i++ {
+		part, next, err := identPart(s, i)
+		if err != nil {
+			return nil, BadInput("table %q: %s", s, err)
+		}
+		parts = append(parts, part)
+		if next == len(s) {
+			return parts, nil
+		}
+		if s[next] != '.' {
+			return nil, BadInput("table %q: text after a closing quote (quote the whole name part)", s)
+		}
+		i = next
+	}
+}
+
+// identPart reads one name part of s starting at i; next is where it ends.
+func identPart(s string, i int) (part string, next int, err error) {
+	var b strings.Builder
+	if i < len(s) && s[i] == '"' {
+		for i++; i < len(s); i++ {
+			if s[i] != '"' {
+				b.WriteByte(s[i])
+				continue
+			}
+			if i+1 < len(s) && s[i+1] == '"' {
+				b.WriteByte('"')
+				i++
+				continue
+			}
+			if b.Len() == 0 {
+				return "", 0, errors.New("empty quoted name")
+			}
+			return b.String(), i + 1, nil
+		}
+		return "", 0, errors.New("unclosed quote")
+	}
+	for ; i < len(s) && s[i] != '.'; i++ {
+		switch c := s[i]; {
 		case c == '"':
-			quoted = !quoted
-		case c == '.' && !quoted:
-			parts = append(parts, cur.String())
-			cur.Reset()
-		default:
-			cur.WriteByte(c)
+			return "", 0, errors.New("a quote inside a name (quote the whole name part)")
+		case c <= ' ' || c == 0x7f:
+			return "", 0, errors.New("a blank or control character in an unquoted name (quote the name part)")
 		}
+		b.WriteByte(s[i])
 	}
-	parts = append(parts, cur.String())
-	if quoted {
-		return nil, BadInput("table %q: unclosed quote", s)
+	if b.Len() == 0 {
+		return "", 0, errors.New("empty name part")
 	}
-	for _, p := range parts {
-		if p == "" {
-			return nil, BadInput("table %q: empty name part", s)
-		}
+	return b.String(), i, nil
+}
+
+// ParseSchema parses a schema name (--schema, --dest-schema) by the rules
+// of ParseTableRef: one name part, quotes keep dots; a path is kept whole.
+func ParseSchema(s string) (string, error) {
+	t, err := ParseTableRef(s)
+	if err != nil {
+		return "", err
 	}
-	return parts, nil
+	if t.Schema != "" {
+		return "", BadInput("schema %q: want one name (quote a name that holds a dot)", s)
+	}
+	return t.Name, nil
 }
 
 // String renders schema.table (or table), unquoted.

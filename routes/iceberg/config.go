@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,9 @@ type config struct {
 // s3.endpoint, s3.region, rest credentials and the like.
 var passthroughPrefixes = []string{"s3.", "client.", "rest.", "io-impl", "credential", "token", "prefix", "scope", "oauth2-server-uri"}
 
+// knownParams are the query parameters weir reads itself.
+var knownParams = []string{"catalog", "uri", "warehouse", "snapshot", "lease", "endpoint", "region", "path_style", "tls"}
+
 // parseConfig reads an Iceberg URL:
 //
 //	iceberg://?catalog=sql&uri=sqlite:///path/catalog.db&warehouse=file:///path
@@ -40,8 +44,12 @@ func parseConfig(u *routes.URL) (*config, error) {
 	q := u.URL().Query()
 	c := &config{catalog: q.Get("catalog"), warehouse: q.Get("warehouse"), props: map[string]string{}, lease: DefaultLeaseTTL}
 	for k, vs := range q {
-		if hasAnyPrefix(k, passthroughPrefixes) {
+		switch {
+		case hasAnyPrefix(k, passthroughPrefixes):
 			c.props[k] = vs[0]
+		case !slices.Contains(knownParams, k):
+			return nil, routes.BadInput("iceberg URL %s: unknown parameter %q (known: %s, and catalog properties starting %s)",
+				u, k, strings.Join(knownParams, ", "), strings.Join(passthroughPrefixes, ", "))
 		}
 	}
 	if s := q.Get("snapshot"); s != "" {

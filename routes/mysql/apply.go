@@ -161,6 +161,9 @@ func (e *Endpoint) ensureTables(ctx context.Context, conn *sql.Conn, tables []*c
 		if _, err := conn.ExecContext(ctx, stateDDL(dest.Schema, e.flavor)); err != nil {
 			return fmt.Errorf("create state table for %s: %w", dest, err)
 		}
+		if err := checkStateTable(ctx, conn, dest.Schema); err != nil {
+			return err
+		}
 	}
 	for _, t := range tables {
 		info, key := t.Info, t.KeyNames()

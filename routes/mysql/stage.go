@@ -194,7 +194,10 @@ func (st *stage) create(ctx context.Context) error {
 			ident(st.table), columnDefs(st.cols, st.key), st.e.flavor.binCollation(),
 			quoteLiteral(stageComment(st.dest, st.opts.RunID, st.lock.connID))),
 	}
-	return st.exec(ctx, ddl...)
+	if err := st.exec(ctx, ddl...); err != nil {
+		return err
+	}
+	return checkStateTable(ctx, st.lock.conn, st.dest.Schema)
 }
 
 // ensureDatabase creates the destination's database when it is missing

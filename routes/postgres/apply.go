@@ -132,6 +132,9 @@ func ensureTables(ctx context.Context, conn *pgx.Conn, tables []*cdc.Table, dest
 		if _, err := conn.Exec(ctx, q); err != nil {
 			return fmt.Errorf("create state table for %s: %w", dest, err)
 		}
+		if err := checkStateTable(ctx, conn, dest.Schema); err != nil {
+			return err
+		}
 	}
 	for _, t := range tables {
 		info := t.Info

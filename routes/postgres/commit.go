@@ -97,11 +97,17 @@ func (st *stage) pkeyName() string { return "_weir_pk_" + st.opts.RunID }
 
 // addPrimaryKey builds the key after the load: one sort beats a COPY that
 // maintains an index row by row.
+// A table a merge creates takes the merge key, so the next merge's
+// ON CONFLICT has its unique index.
 func (st *stage) addPrimaryKey(ctx context.Context) error {
-	if len(st.info.PrimaryKey) == 0 {
+	key := st.info.PrimaryKey
+	if st.opts.Mode == routes.ModeMerge {
+		key = st.opts.Key
+	}
+	if len(key) == 0 {
 		return nil
 	}
-	q := fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY (%s)", ident(st.table), quoteIdent(st.pkeyName()), joinIdents(st.info.PrimaryKey))
+	q := fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY (%s)", ident(st.table), quoteIdent(st.pkeyName()), joinIdents(key))
 	if _, err := st.lock.conn.Exec(ctx, q); err != nil {
 		return fmt.Errorf("primary key on staged %s: %w", st.dest, err)
 	}

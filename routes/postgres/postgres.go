@@ -71,12 +71,17 @@ func (e *Endpoint) Close() error {
 	return nil
 }
 
-// connectErr marks refused credentials and unknown databases as bad input:
-// retrying will not help, fixing the URL will.
+// connectErr marks refused credentials, unknown databases and refused URL
+// parameters as bad input: retrying will not help, fixing the URL will.
 func connectErr(u *routes.URL, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "28") || pgErr.Code == "3D000") {
 		return fmt.Errorf("%w: connect %s: %s (check the user, password and database in the URL)", routes.ErrBadInput, u, routes.Scrub(pgErr.Message, u.Password()))
+	}
+	// An unknown URL parameter is sent as a setting the server refuses
+	// (42704), or a setting's value is refused (22023).
+	if errors.As(err, &pgErr) && (pgErr.Code == "42704" || pgErr.Code == "22023") {
+		return fmt.Errorf("%w: connect %s: %s (check the URL's query parameters)", routes.ErrBadInput, u, routes.Scrub(pgErr.Message, u.Password()))
 	}
 	return fmt.Errorf("connect %s: %w", u, err)
 }

@@ -121,6 +121,9 @@ func (st *stage) create(ctx context.Context) error {
 	if err := st.dropStale(ctx); err != nil {
 		return err
 	}
+	if err := st.checkMergeKey(ctx); err != nil {
+		return err
+	}
 	ddl := []string{
 		"CREATE SCHEMA IF NOT EXISTS " + quoteIdent(st.dest.Schema),
 		stateDDL(st.dest.Schema),
@@ -135,7 +138,29 @@ func (st *stage) create(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return checkStateTable(ctx, st.lock.conn, st.dest.Schema)
+}
+
+// checkMergeKey refuses, under the lock and before a row moves, a merge
+// into an existing table with no unique index on exactly the merge key:
+// its ON CONFLICT would fail at commit, after the copy.
+func (st *stage) checkMergeKey(ctx context.Context) error {
+	if st.opts.Mode != routes.ModeMerge {
+		return nil
+	}
+	var exists, unique bool
+	err := st.lock.conn.QueryRow(ctx, `
+SELECT to_regclass($1) IS NOT NULL, EXISTS (
+  SELECT 1 FROM pg_index i WHERE i.indrelid = to_regclass($1) AND i.indisunique
+    AND i.indpred IS NULL AND i.indexprs IS NULL
+    AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text) FROM pg_attribute a
+         WHERE a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey))
+      = (SELECT array_agg(k ORDER BY k) FROM unnest($2::text[]) k))`, ident(st.dest), st.opts.Key).Scan(&exists, &unique)
+	if err != nil || !exists || unique {
+		return err
+	}
+	return &routes.ProbeError{Table: st.dest.String(), Problem: fmt.Sprintf("merge needs a unique index or primary key on (%s), and the destination table has none", strings.Join(st.opts.Key, ", ")),
+		Hint: fmt.Sprintf("add one (ALTER TABLE %s ADD PRIMARY KEY (%s)), or pass the --primary-key the table is unique on", ident(st.dest), joinIdents(st.opts.Key))}
 }
 
 // isStageOf reports whether a table comment marks a staging table of dest
