@@ -21,6 +21,9 @@ type Connection struct {
 	Line int      // position of the connection's key
 	Col  int
 	url  *string // expanded; nil when not expanded (LoadStatic) — a pointer so fmt never prints it
+	// envErrs are the unset variables (or an empty value) found when
+	// expanding: File.Resolve reports them for the tasks that use it.
+	envErrs ErrorList
 }
 
 // URL returns the expanded URL. It is a secret: never log or print it

@@ -71,10 +71,67 @@ func load(path string, getenv Getenv) (*File, error) {
 // them unexpanded, as LoadStatic does. The error is an ErrorList.
 func Parse(data []byte, path string, getenv Getenv) (*File, error) {
 	f, errs := parse(data, path, getenv)
+	errs = append(errs, f.envErrs(f.Tasks, true)...)
+	if len(errs) > 0 {
+		errs.sort(path)
+		return nil, errs
+	}
+	return f, nil
+}
+
+// LoadLazy reads and parses the dagfile at path, expanding the ${VAR}
+// references that getenv knows. A connection with an unset variable is left
+// unexpanded and is no error here: Resolve reports it for the tasks that use
+// it, so a task runs with its own connections' variables only.
+func LoadLazy(path string, getenv Getenv) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read dagfile: %w", err)
+	}
+	f, errs := parse(data, path, getenv)
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	return f, nil
+}
+
+// Resolve checks that every connection the tasks use (sources, sinks,
+// inputs, the quarantine and this, which live on the sink's connection, a
+// stream's source URL) was expanded. The error is an ErrorList naming each
+// unset variable at its connection.
+func (f *File) Resolve(tasks ...*Task) error {
+	if errs := f.envErrs(tasks, false); len(errs) > 0 {
+		errs.sort(f.Path)
+		return errs
+	}
+	return nil
+}
+
+// envErrs returns the expansion problems of the connections tasks use (all
+// connections when all is set), each connection once.
+func (f *File) envErrs(tasks []*Task, all bool) ErrorList {
+	var out ErrorList
+	seen := map[string]bool{}
+	addConn := func(name string) {
+		if c := f.Connections[name]; c != nil && !seen[name] {
+			seen[name] = true
+			out = append(out, c.envErrs...)
+		}
+	}
+	if all {
+		for _, name := range sortedKeys(f.Connections) {
+			addConn(name)
+		}
+	}
+	for _, t := range tasks {
+		for _, name := range t.Connections() {
+			addConn(name)
+		}
+		if t.Stream != nil {
+			out = append(out, t.Stream.envErrs...)
+		}
+	}
+	return out
 }
 
 // Task returns the task called name, or nil.
@@ -205,7 +262,7 @@ func (p *parser) connections(f field) {
 			continue
 		}
 		conn := &Connection{Name: c.name, Raw: raw, Line: c.key.Line, Col: c.key.Column}
-		p.expandConn(conn, c)
+		p.expandConn(conn, c, &conn.envErrs)
 		p.f.Connections[c.name] = conn
 	}
 	if n := resolve(f.val); n.Kind == yaml.MappingNode && len(n.Content) == 0 {
@@ -213,8 +270,11 @@ func (p *parser) connections(f field) {
 	}
 }
 
-// expandConn finds the variables of a connection and, with getenv, expands them.
-func (p *parser) expandConn(conn *Connection, c field) {
+// expandConn finds the variables of a connection and, with getenv, expands
+// them. An unset variable (or an empty result) is not an error of the file:
+// it goes into envErrs, which Resolve reports for the tasks that use the
+// connection only (a pod is given only its own task's variables).
+func (p *parser) expandConn(conn *Connection, c field, envErrs *ErrorList) {
 	vars, err := varRefs(conn.Raw)
 	if err != nil {
 		p.d.fail(c.val, c.path, "%v", err)
@@ -225,13 +285,14 @@ func (p *parser) expandConn(conn *Connection, c field) {
 		return
 	}
 	val, missing := expand(conn.Raw, p.getenv)
+	env := decoder{file: p.d.file, errs: envErrs}
 	for _, v := range missing {
-		p.d.fail(c.val, c.path, "environment variable %s is not set (the connection is %s)", v, Redact(conn.Raw))
+		env.fail(c.val, c.path, "environment variable %s is not set (the connection is %s)", v, Redact(conn.Raw))
 	}
 	if len(missing) == 0 && val == "" {
-		p.d.fail(c.val, c.path, "the connection is empty once expanded (%s): set %s", Redact(conn.Raw), strings.Join(vars, ", "))
+		env.fail(c.val, c.path, "the connection is empty once expanded (%s): set %s", Redact(conn.Raw), strings.Join(vars, ", "))
 	}
-	if len(missing) == 0 {
+	if len(*envErrs) == 0 {
 		conn.url = &val
 	}
 }
