@@ -20,7 +20,7 @@ type argoDoc struct {
 	Spec struct {
 		Entrypoint string         `yaml:"entrypoint"`
 		Templates  []argoTemplate `yaml:"templates"`
-		Schedule   string         `yaml:"schedule"`
+		Schedules  []string       `yaml:"schedules"` // Argo ≥ 3.6 (v4 has no schedule:)
 		Policy     string         `yaml:"concurrencyPolicy"`
 		Workflow   struct {
 			Ref struct {
@@ -44,7 +44,15 @@ type argoTemplate struct {
 		Limit      string `yaml:"limit"`
 		Expression string `yaml:"expression"`
 	} `yaml:"retryStrategy"`
-	Deadline  int `yaml:"activeDeadlineSeconds"`
+	Deadline int `yaml:"activeDeadlineSeconds"`
+	Sync     struct {
+		Semaphores []struct {
+			ConfigMap struct {
+				Name string `yaml:"name"`
+				Key  string `yaml:"key"`
+			} `yaml:"configMapKeyRef"`
+		} `yaml:"semaphores"` // Argo ≥ 3.6 (v4 has no semaphore:)
+	} `yaml:"synchronization"`
 	Container *struct {
 		Image   string   `yaml:"image"`
 		Command []string `yaml:"command"`
@@ -69,6 +77,7 @@ type argoTask struct {
 	Limit    string
 	Deadline int
 	Env      []string // NAME=secret/key
+	Pools    []string // configmap/key of each semaphore
 }
 
 // gotArgo reads the DAG out of a WorkflowTemplate.
@@ -89,7 +98,10 @@ func gotArgo(t *testing.T, wt argoDoc) map[string]argoTask {
 			t.Fatalf("task %s: template %q has no container", task.Name, task.Template)
 		}
 		at := argoTask{Deps: append([]string{}, task.Dependencies...), Argv: slices.Concat(tp.Container.Command, tp.Container.Args),
-			Limit: tp.Retry.Limit, Deadline: tp.Deadline, Env: []string{}}
+			Limit: tp.Retry.Limit, Deadline: tp.Deadline, Env: []string{}, Pools: []string{}}
+		for _, sem := range tp.Sync.Semaphores {
+			at.Pools = append(at.Pools, sem.ConfigMap.Name+"/"+sem.ConfigMap.Key)
+		}
 		for _, e := range tp.Container.Env {
 			if e.Value != "" {
 				t.Errorf("task %s: env %s is inlined", task.Name, e.Name)
@@ -108,7 +120,10 @@ func wantArgo(t *testing.T, f *dagfile.File, opts Options) map[string]argoTask {
 	want := map[string]argoTask{}
 	for name, task := range sel {
 		at := argoTask{Deps: []string{}, Argv: []string{opts.WeirBin, "once", "--task", name, "-f", opts.DagfilePath, "--json"},
-			Limit: strconv.Itoa(task.Retries + LockRetries), Deadline: int(task.Timeout.Seconds()), Env: []string{}}
+			Limit: strconv.Itoa(task.Retries + LockRetries), Deadline: int(task.Timeout.Seconds()), Env: []string{}, Pools: []string{}}
+		if task.Pool != "" {
+			at.Pools = append(at.Pools, "weir-pools/"+task.Pool)
+		}
 		for _, u := range selectedUpstream(task, sel) {
 			at.Deps = append(at.Deps, kubeName(u))
 		}
@@ -159,7 +174,7 @@ func checkCron(t *testing.T, f *dagfile.File, files map[string][]byte) {
 	if err := yaml.Unmarshal(data, &cw); err != nil {
 		t.Fatal(err)
 	}
-	if cw.Kind != "CronWorkflow" || cw.Spec.Schedule != f.Cron() || cw.Spec.Policy != "Forbid" || cw.Spec.Workflow.Ref.Name != kubeName(f.Name) {
+	if cw.Kind != "CronWorkflow" || !slices.Equal(cw.Spec.Schedules, []string{f.Cron()}) || cw.Spec.Policy != "Forbid" || cw.Spec.Workflow.Ref.Name != kubeName(f.Name) {
 		t.Errorf("cronworkflow: %+v", cw.Spec)
 	}
 }
