@@ -19,6 +19,8 @@ const (
 	RuleStreamAppend     = "STREAM-001"
 	RuleStreamContinuous = "STREAM-002"
 	RuleStreamNoCursor   = "STREAM-003"
+	RuleEnvNeeds         = "ENV-000" // what a task's pod must be given (weir lint --env-from)
+	RuleEnvMissing       = "ENV-001" // a variable a task needs that --env-from does not provide
 )
 
 // Error is one problem in a dagfile, located at File:Line:Col. Key is the

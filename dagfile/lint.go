@@ -53,6 +53,8 @@ var Rules = []RuleInfo{
 	{RuleStreamAppend, SeverityWarning, "a resumable stream source loaded with bare append: a replay writes duplicates; use merge with a key"},
 	{RuleStreamContinuous, SeverityWarning, "a continuous trigger: an always-on consumer; confirm the freshness SLO needs it"},
 	{RuleStreamNoCursor, SeverityWarning, "a WebSocket source without cursor: at-least-once within one connection only"},
+	{RuleEnvNeeds, SeverityInfo, "with --env-from: the variables a task's pod must be given, all present"},
+	{RuleEnvMissing, SeverityError, "with --env-from: a variable a task needs is not provided"},
 }
 
 // CheckFile reads the dagfile at path and checks it; the error is for an
@@ -200,4 +202,38 @@ func boolCmp(a, b bool) int {
 		return 1
 	}
 	return -1
+}
+
+// EnvFindings reports, for each selected task, the environment variables a
+// worker or pod running it must be given (its connections' and its stream
+// URL's, nothing else): ENV-001 (error) naming those present does not
+// have, else ENV-000 (info) listing them. The error is for a bad selector.
+func EnvFindings(f *File, present func(name string) bool, selectors ...string) ([]Finding, error) {
+	sel, err := f.Select(selectors...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, t := range sel {
+		vars := f.Vars(t)
+		var missing []string
+		for _, v := range vars {
+			if !present(v) {
+				missing = append(missing, v)
+			}
+		}
+		fd := Finding{Rule: RuleEnvNeeds, Severity: SeverityInfo, File: f.Path, Line: t.Line, Col: t.Col, Task: t.Name}
+		switch {
+		case len(missing) > 0:
+			fd.Rule, fd.Severity = RuleEnvMissing, SeverityError
+			fd.Message = fmt.Sprintf("task %s needs %s, which the environment does not provide: %s", t.Name, strings.Join(vars, ", "), strings.Join(missing, ", "))
+		case len(vars) == 0:
+			fd.Message = fmt.Sprintf("task %s needs no environment variable", t.Name)
+		default:
+			fd.Message = fmt.Sprintf("task %s needs %s: all provided", t.Name, strings.Join(vars, ", "))
+		}
+		out = append(out, fd)
+	}
+	sortFindings(out, f.Path)
+	return out, nil
 }

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +18,7 @@ func init() { commands = append(commands, newLintCmd) }
 // lintFlags are the flags of weir lint.
 type lintFlags struct {
 	file, format string
-	sel          []string
+	sel, envFrom []string
 }
 
 func newLintCmd() *cobra.Command {
@@ -29,7 +32,11 @@ ${VAR} values: format errors (DAG-000), cycles (DAG-001), unknown connections
 --select (DAG-004), isolated tasks (DAG-005), unknown deps (DAG-006), and the
 streaming rules STREAM-001 (bare append from a resumable source), STREAM-002
 (continuous trigger) and STREAM-003 (WebSocket source without a cursor).
-It exits 1 when there is an error, 0 with warnings only. See docs/dagfile.md.`,
+With --env-from FILE (NAME=value lines, as a .env file or a Secret's keys;
+values are not read) it reports per task the variables its worker or pod must
+be given: ENV-000 when the file has them all, ENV-001 (an error) naming those
+it lacks. It exits 1 when there is an error, 0 with warnings only. See
+docs/dagfile.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLint(cmd.OutOrStdout(), l) },
 	}
@@ -37,6 +44,7 @@ It exits 1 when there is an error, 0 with warnings only. See docs/dagfile.md.`,
 	fl.StringVarP(&l.file, "file", "f", "weir.yaml", "the dagfile")
 	fl.StringVar(&l.format, "format", "text", "output format: text or json")
 	fl.StringSliceVar(&l.sel, "select", nil, "check the selection weir generate --select would render")
+	fl.StringSliceVar(&l.envFrom, "env-from", nil, "files of NAME=value lines: the variables the workers or pods will have (repeatable)")
 	return cmd
 }
 
@@ -57,6 +65,13 @@ func runLint(w io.Writer, l lintFlags) error {
 	if err != nil {
 		return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("lint: %w", err)}
 	}
+	if len(l.envFrom) > 0 {
+		more, err := envFindings(l)
+		if err != nil {
+			return err
+		}
+		findings = append(findings, more...)
+	}
 	r := lintReport{Findings: append([]dagfile.Finding{}, findings...)}
 	for _, f := range findings {
 		switch f.Severity {
@@ -76,6 +91,51 @@ func runLint(w io.Writer, l lintFlags) error {
 	}
 	return nil
 }
+
+// envFindings checks each selected task's variables against the --env-from
+// files. A dagfile that does not parse has its errors reported already.
+func envFindings(l lintFlags) ([]dagfile.Finding, error) {
+	present := map[string]bool{}
+	for _, path := range l.envFrom {
+		names, err := envNames(path)
+		if err != nil {
+			return nil, &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("lint: --env-from: %w", err)}
+		}
+		for _, n := range names {
+			present[n] = true
+		}
+	}
+	f, err := dagfile.LoadStatic(l.file)
+	if err != nil {
+		return nil, nil
+	}
+	return dagfile.EnvFindings(f, func(name string) bool { return present[name] }, l.sel...)
+}
+
+// envNames returns the variable names of a .env-style file: NAME=value or
+// NAME lines, an optional "export ", # comments.
+func envNames(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		name = strings.TrimSpace(name)
+		if !envNameRE.MatchString(name) {
+			return nil, fmt.Errorf("%s:%d: %q is not NAME=value", path, i+1, line)
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // printLint writes the report as text (one finding a line) or JSON.
 func printLint(w io.Writer, format string, r lintReport) error {
