@@ -119,7 +119,7 @@ func wantArgo(t *testing.T, f *dagfile.File, opts Options) map[string]argoTask {
 	sel := selected(t, f, opts)
 	want := map[string]argoTask{}
 	for name, task := range sel {
-		at := argoTask{Deps: []string{}, Argv: []string{opts.WeirBin, "once", "--task", name, "-f", opts.DagfilePath, "--json"},
+		at := argoTask{Deps: []string{}, Argv: []string{opts.WeirBin, "once", "--task", name, "-f", podDagfile(f, opts), "--json"},
 			Limit: strconv.Itoa(task.Retries + LockRetries), Deadline: int(task.Timeout.Seconds()), Env: []string{}, Pools: []string{}}
 		if task.Pool != "" {
 			at.Pools = append(at.Pools, "weir-pools/"+task.Pool)

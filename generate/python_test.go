@@ -122,9 +122,14 @@ type airflowDAG struct {
 	Tasks         map[string]*airflowTask `json:"tasks"`
 }
 
-// wantAirflow is the DAG the dagfile describes, as the stubs record it.
-func wantAirflow(t *testing.T, f *dagfile.File, opts Options) airflowDAG {
+// wantAirflow is the DAG the dagfile describes, as the stubs record it
+// from the generated file at py.
+func wantAirflow(t *testing.T, f *dagfile.File, opts Options, py string) airflowDAG {
 	opts, _ = opts.withDefaults(f)
+	dagfilePath := filepath.Join(filepath.Dir(py), localDagfile(f, opts)) // found from the file
+	if opts.Operator == OperatorKubernetes {
+		dagfilePath = podDagfile(f, opts)
+	}
 	d := airflowDAG{DagID: f.Name, MaxActiveRuns: 1, Tasks: map[string]*airflowTask{}}
 	if f.Schedule != "" {
 		d.Schedule = &f.Schedule
@@ -132,7 +137,7 @@ func wantAirflow(t *testing.T, f *dagfile.File, opts Options) airflowDAG {
 	sel := selected(t, f, opts)
 	for name, task := range sel {
 		at := &airflowTask{Operator: "BashOperator", Upstream: selectedUpstream(task, sel),
-			Argv:    []string{opts.WeirBin, "once", "--task", name, "-f", opts.DagfilePath, "--json"},
+			Argv:    []string{opts.WeirBin, "once", "--task", name, "-f", dagfilePath, "--json"},
 			Retries: task.Retries, AirflowRetries: task.Retries + LockRetries,
 			RetryDelay: task.RetryDelay.Seconds(), Timeout: task.Timeout.Seconds(), Pool: task.Pool,
 			Secrets: []string{}, SkipOnExitCode: []int{ExitLocked, ExitBadInput}}
@@ -162,7 +167,7 @@ func TestAirflow_RecordedGraph(t *testing.T) {
 			}
 			path := writeTemp(t, "weir_"+f.Name+".py", files["weir_"+f.Name+".py"])
 			runPython(t, nil, "-m", "py_compile", path)
-			want := wantAirflow(t, f, c.opts)
+			want := wantAirflow(t, f, c.opts, path)
 			for _, version := range []string{"2", "3"} {
 				var got airflowDAG
 				out := runPython(t, []string{"WEIR_STUB_AIRFLOW=" + version}, "weir_inspect.py", "airflow", path)
