@@ -19,6 +19,7 @@ const (
 	RuleStreamAppend     = "STREAM-001"
 	RuleStreamContinuous = "STREAM-002"
 	RuleStreamNoCursor   = "STREAM-003"
+	RulePodLocalFiles    = "K8S-001" // a task run in a pod uses local files (a file lake, a SQLite catalog) with no volume
 	RuleEnvNeeds         = "ENV-000" // what a task's pod must be given (weir lint --env-from)
 	RuleEnvMissing       = "ENV-001" // a variable a task needs that --env-from does not provide
 )

@@ -32,6 +32,7 @@ type File struct {
 	Schedule    string // as written (cron or @hourly…); "" when unscheduled
 	Connections map[string]*Connection
 	Defaults    Defaults
+	Deploy      Deploy  // the deploy: section (pods); each Task.Deploy has it merged
 	Tasks       []*Task // sorted by name
 	byName      map[string]*Task
 }
@@ -182,7 +183,7 @@ func (p *parser) document(data []byte) *yaml.Node {
 	return doc.Content[0]
 }
 
-var topKeys = []string{"version", "name", "description", "schedule", "connections", "defaults", "tasks"}
+var topKeys = []string{"version", "name", "description", "schedule", "connections", "defaults", "deploy", "tasks"}
 
 // top decodes the root mapping: connections and defaults before tasks.
 func (p *parser) top(root *yaml.Node) {
@@ -200,6 +201,9 @@ func (p *parser) top(root *yaml.Node) {
 	}
 	if f, ok := fs["defaults"]; ok {
 		p.defaults(f)
+	}
+	if f, ok := fs["deploy"]; ok {
+		p.deploy(f, deployKeys, &p.f.Deploy)
 	}
 	p.schedule(fs["schedule"])
 	p.tasks(fs["tasks"], root)

@@ -53,6 +53,7 @@ var Rules = []RuleInfo{
 	{RuleStreamAppend, SeverityWarning, "a resumable stream source loaded with bare append: a replay writes duplicates; use merge with a key"},
 	{RuleStreamContinuous, SeverityWarning, "a continuous trigger: an always-on consumer; confirm the freshness SLO needs it"},
 	{RuleStreamNoCursor, SeverityWarning, "a WebSocket source without cursor: at-least-once within one connection only"},
+	{RulePodLocalFiles, SeverityWarning, "with deploy: (pods), a task whose connections are local files (file://, an Iceberg SQLite catalog or file warehouse) and no volume is mounted"},
 	{RuleEnvNeeds, SeverityInfo, "with --env-from: the variables a task's pod must be given, all present"},
 	{RuleEnvMissing, SeverityError, "with --env-from: a variable a task needs is not provided"},
 }
@@ -141,7 +142,48 @@ func (f *File) lintTask(t *Task, picked map[string]bool) []Finding {
 		add(RuleOrphan, "", "no other task reads what it writes or writes what it reads: it runs on its own (intended?)")
 	}
 	f.lintStream(t, add)
+	if !f.Deploy.IsZero() {
+		f.lintPod(t, add)
+	}
 	return out
+}
+
+// PodFindings applies the pod rules (K8S-001) to the selected tasks, as if
+// they run in pods whether or not the dagfile has deploy: (weir generate
+// argo and --operator kubernetes report them).
+func PodFindings(f *File, selectors ...string) ([]Finding, error) {
+	sel, err := f.Select(selectors...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, t := range sel {
+		f.lintPod(t, func(rule, key, format string, args ...any) {
+			line, col := t.Pos(key)
+			out = append(out, Finding{Rule: rule, Severity: severityOf(rule), File: f.Path, Line: line, Col: col,
+				Task: t.Name, Message: fmt.Sprintf("task %s: ", t.Name) + fmt.Sprintf(format, args...)})
+		})
+	}
+	sortFindings(out, f.Path)
+	return out, nil
+}
+
+// lintPod warns when a task that runs in a pod reads or writes local files
+// and no volume is mounted: the pod's filesystem is its image's, and what
+// it writes is gone when the pod ends.
+func (f *File) lintPod(t *Task, add addFunc) {
+	if len(t.Deploy.Volumes) > 0 {
+		return
+	}
+	for _, name := range t.Connections() {
+		c := f.Connections[name]
+		if c == nil {
+			continue
+		}
+		if paths := c.LocalPaths(); len(paths) > 0 {
+			add(RulePodLocalFiles, "", "connection %s is local files (%s) but no volume is mounted in its pod: the pod sees only its image, and what it writes is lost when the pod ends; add a volume under deploy: volumes: (a PersistentVolumeClaim) mounted where the paths resolve, or use an object store (s3://, gcs://) and a shared catalog", name, strings.Join(paths, ", "))
+		}
+	}
 }
 
 type addFunc func(rule, key, format string, args ...any)

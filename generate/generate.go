@@ -49,7 +49,7 @@ type Options struct {
 	// the File's Path.
 	DagfilePath string
 	WeirBin     string   // the weir executable in commands (default "weir")
-	Image       string   // the weir container image: KubernetesPodOperator and Argo (default "weir:latest")
+	Image       string   // the weir container image: KubernetesPodOperator and Argo (default: deploy: image:, else "weir:latest")
 	Operator    string   // Airflow operator: "bash" (default) or "kubernetes"
 	Select      []string // task selectors: NAME, tag:NAME, kind:KIND (default: every task)
 	Secret      string   // the Kubernetes Secret holding the connections' variables (default "weir-env")
@@ -59,7 +59,7 @@ type Options struct {
 // withDefaults fills the empty options and checks Operator.
 func (o Options) withDefaults(f *dagfile.File) (Options, error) {
 	o.WeirBin = or(o.WeirBin, DefaultWeirBin)
-	o.Image = or(o.Image, DefaultImage)
+	o.Image = or(o.Image, f.Deploy.Image, DefaultImage)
 	o.Secret = or(o.Secret, DefaultSecret)
 	o.Operator = or(o.Operator, OperatorBash)
 	if o.Operator != OperatorBash && o.Operator != OperatorKubernetes {
@@ -68,11 +68,14 @@ func (o Options) withDefaults(f *dagfile.File) (Options, error) {
 	return o, nil
 }
 
-func or(s, def string) string {
-	if s == "" {
-		return def
+// or returns the first non-empty string.
+func or(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
 	}
-	return s
+	return ""
 }
 
 // Render renders target (one of Targets) and returns file name → contents.
@@ -195,9 +198,10 @@ func localDagfile(f *dagfile.File, o Options) string {
 }
 
 // podDagfile is the dagfile path inside a pod: DagfilePath when set, else
-// the File's Path (relative to the image's working directory).
+// deploy: dagfile:, else the File's Path (relative to the image's working
+// directory).
 func podDagfile(f *dagfile.File, o Options) string {
-	return or(o.DagfilePath, f.Path)
+	return or(o.DagfilePath, f.Deploy.Dagfile, f.Path)
 }
 
 // Command returns the argv that runs task t: weir once --task NAME -f DAGFILE --json.

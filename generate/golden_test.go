@@ -35,6 +35,7 @@ func goldenCases() []goldenCase {
 		{"medallion-kubernetes", "../examples/medallion/weir.yaml", kube, []string{"airflow"}},
 		{"medallion-gold", "../examples/medallion/weir.yaml", gold, Targets},
 		{"quickstart", "testdata/quickstart/weir.yaml", Options{DagfilePath: "weir.yaml", OutDir: "dags"}, Targets},
+		{"deploy", "testdata/deploy/weir.yaml", Options{Operator: OperatorKubernetes, OutDir: "dags"}, []string{"airflow", "argo"}},
 	}
 	if _, err := os.Stat("../examples/quickstart/weir.yaml"); err == nil {
 		cases = append(cases, goldenCase{"examples-quickstart", "../examples/quickstart/weir.yaml",

@@ -112,6 +112,7 @@ type airflowTask struct {
 	Outlets        []string `json:"outlets"`
 	Secrets        []string `json:"secrets"`
 	SkipOnExitCode []int    `json:"skip_on_exit_code"`
+	Pod            any      `json:"pod,omitempty"` // KubernetesPodOperator: image, namespace, resources, volumes…
 }
 
 type airflowDAG struct {
@@ -143,6 +144,7 @@ func wantAirflow(t *testing.T, f *dagfile.File, opts Options, py string) airflow
 			Secrets: []string{}, SkipOnExitCode: []int{ExitLocked, ExitBadInput}}
 		if opts.Operator == OperatorKubernetes {
 			at.Operator, at.Secrets = "KubernetesPodOperator", append(at.Secrets, f.Vars(task)...)
+			at.Pod = wantPod(f, task, opts)
 		}
 		for _, s := range task.Sinks() {
 			at.Outlets = append(at.Outlets, "weir://"+s.Conn+"/"+s.Name())
@@ -150,6 +152,47 @@ func wantAirflow(t *testing.T, f *dagfile.File, opts Options, py string) airflow
 		d.Tasks[name] = at
 	}
 	return d
+}
+
+// wantPod is what the stubs record of a KubernetesPodOperator's pod: the
+// image and the deploy: settings, as JSON would decode them.
+func wantPod(f *dagfile.File, task *dagfile.Task, opts Options) any {
+	d := task.Deploy
+	pod := map[string]any{"image": opts.Image}
+	for k, v := range map[string]string{"image_pull_policy": d.ImagePullPolicy, "namespace": d.Namespace, "service_account_name": d.ServiceAccount} {
+		if v != "" {
+			pod[k] = v
+		}
+	}
+	if len(d.Requests)+len(d.Limits) > 0 {
+		pod["container_resources"] = map[string]any{"requests": anyMap(d.Requests), "limits": anyMap(d.Limits)}
+	}
+	if len(d.Volumes) > 0 {
+		var vols, mounts []any
+		for _, v := range d.Volumes {
+			vol := map[string]any{"name": v.Name}
+			switch {
+			case v.Claim != "":
+				vol["persistent_volume_claim"] = map[string]any{"claim_name": v.Claim}
+			case v.ConfigMap != "":
+				vol["config_map"] = map[string]any{"name": v.ConfigMap}
+			default:
+				vol["secret"] = map[string]any{"secret_name": v.Secret}
+			}
+			vols = append(vols, vol)
+			mounts = append(mounts, map[string]any{"name": v.Name, "mount_path": v.MountPath, "read_only": v.ReadOnly})
+		}
+		pod["volumes"], pod["volume_mounts"] = vols, mounts
+	}
+	return pod
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func TestAirflow_RecordedGraph(t *testing.T) {

@@ -18,6 +18,9 @@ type view struct {
 	Header                                []string
 	Schedule, Cron                        string
 	WeirBin, Image, Secret                string
+	Namespace, ServiceAccount, PullPolicy string          // deploy:
+	Volumes                               []dagfile.Volume // every task's, by name (Argo declares them once)
+	K8sModels                             bool             // a task sets resources or volumes (KubernetesPodOperator)
 	Kubernetes                            bool
 	LockRetries, ExitLocked, ExitBadInput int
 	Tags, AllVars                         []string
@@ -38,6 +41,20 @@ type taskView struct {
 	Upstream, UpstreamKube          []string // selected upstream tasks only
 	Sinks                           []sinkView
 	DepKeys                         [][]string // asset keys this task's assets depend on
+	Requests, Limits                []kv       // deploy: resources, sorted by name
+	Volumes                         []dagfile.Volume
+}
+
+// kv is one resource quantity.
+type kv struct{ Name, Value string }
+
+func kvs(m map[string]string) []kv {
+	var out []kv
+	for k, v := range m {
+		out = append(out, kv{k, v})
+	}
+	slices.SortFunc(out, func(a, b kv) int { return cmp.Compare(a.Name, b.Name) })
+	return out
 }
 
 // sinkView is a table a task writes.
@@ -51,6 +68,7 @@ type edge struct{ From, To string }
 
 // newView builds the view of f for target under opts.
 func newView(f *dagfile.File, opts Options, target string) (*view, error) {
+	raw := opts
 	opts, err := opts.withDefaults(f)
 	if err != nil {
 		return nil, err
@@ -62,8 +80,9 @@ func newView(f *dagfile.File, opts Options, target string) (*view, error) {
 	pod := podDagfile(f, opts)
 	v := &view{Name: f.Name, KubeName: kubeName(f.Name), Dagfile: localDagfile(f, opts), PodDagfile: pod,
 		Description: cmp.Or(f.Description, "weir dagfile "+f.Path),
-		Header:      header(target, f, opts), Schedule: f.Schedule, Cron: f.Cron(),
+		Header:      header(target, f, raw), Schedule: f.Schedule, Cron: f.Cron(),
 		WeirBin: opts.WeirBin, Image: opts.Image, Secret: opts.Secret,
+		Namespace: f.Deploy.Namespace, ServiceAccount: f.Deploy.ServiceAccount, PullPolicy: f.Deploy.ImagePullPolicy,
 		Kubernetes:  target == "airflow" && opts.Operator == OperatorKubernetes,
 		LockRetries: LockRetries, ExitLocked: ExitLocked, ExitBadInput: ExitBadInput}
 	if err := v.addTasks(f, sel, opts); err != nil {
@@ -113,6 +132,12 @@ func (v *view) addTasks(f *dagfile.File, sel []*dagfile.Task, opts Options) erro
 		}
 		kube[tv.KubeName] = t.Name
 		v.Tasks = append(v.Tasks, tv)
+		v.K8sModels = v.K8sModels || len(tv.Requests)+len(tv.Limits)+len(tv.Volumes) > 0
+		for _, vol := range tv.Volumes {
+			if !slices.ContainsFunc(v.Volumes, func(x dagfile.Volume) bool { return x.Name == vol.Name }) {
+				v.Volumes = append(v.Volumes, vol)
+			}
+		}
 		tags = append(tags, t.Tags...)
 		v.AllVars = append(v.AllVars, tv.Vars...)
 		for _, u := range tv.Upstream {
@@ -120,6 +145,7 @@ func (v *view) addTasks(f *dagfile.File, sel []*dagfile.Task, opts Options) erro
 		}
 	}
 	v.Tags, v.AllVars = uniq(tags), uniq(v.AllVars)
+	slices.SortFunc(v.Volumes, func(a, b dagfile.Volume) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(v.Edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
 	return nil
 }
@@ -130,7 +156,8 @@ func newTaskView(f *dagfile.File, t *dagfile.Task, picked map[string]*dagfile.Ta
 		Doc: doc(t), Args: args(t.Name, podDagfile(f, opts)),
 		Retries: t.Retries, TotalRetries: t.Retries + LockRetries,
 		RetryDelay: seconds(t.RetryDelay.Seconds()), Timeout: seconds(t.Timeout.Seconds()),
-		Pool: t.Pool, Tags: t.Tags, Vars: f.Vars(t)}
+		Pool: t.Pool, Tags: t.Tags, Vars: f.Vars(t),
+		Requests: kvs(t.Deploy.Requests), Limits: kvs(t.Deploy.Limits), Volumes: t.Deploy.Volumes}
 	tv.TimeoutPy = "None"
 	if tv.Timeout > 0 {
 		tv.TimeoutPy = strconv.Itoa(tv.Timeout)
@@ -198,16 +225,17 @@ func header(target string, f *dagfile.File, o Options) []string {
 	if o.DagfilePath != "" {
 		cmd = append(cmd, "--dagfile-path", o.DagfilePath)
 	}
-	if target == "airflow" && o.Operator != OperatorBash {
+	pods := target == "argo" || o.Operator == OperatorKubernetes
+	if target == "airflow" && o.Operator != "" && o.Operator != OperatorBash {
 		cmd = append(cmd, "--operator", o.Operator)
 	}
-	if (target == "argo" || o.Operator == OperatorKubernetes) && o.Image != DefaultImage {
+	if pods && o.Image != "" && o.Image != DefaultImage {
 		cmd = append(cmd, "--image", o.Image)
 	}
-	if o.WeirBin != DefaultWeirBin {
+	if o.WeirBin != "" && o.WeirBin != DefaultWeirBin {
 		cmd = append(cmd, "--weir-bin", o.WeirBin)
 	}
-	if (target == "argo" || o.Operator == OperatorKubernetes) && o.Secret != DefaultSecret {
+	if pods && o.Secret != "" && o.Secret != DefaultSecret {
 		cmd = append(cmd, "--secret", o.Secret)
 	}
 	if len(o.Select) > 0 {

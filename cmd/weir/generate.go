@@ -48,7 +48,7 @@ when they are equal. See docs/generate.md.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&g.file, "file", "f", "weir.yaml", "the dagfile")
 	fl.StringVarP(&g.out, "out", "o", ".", "the folder to write into (created if needed)")
-	fl.StringVar(&g.opts.Image, "image", generate.DefaultImage, "the weir container image (Argo, --operator kubernetes)")
+	fl.StringVar(&g.opts.Image, "image", "", "the weir container image (Argo, --operator kubernetes; default: the dagfile's deploy: image:, else "+generate.DefaultImage+")")
 	fl.StringVar(&g.opts.WeirBin, "weir-bin", generate.DefaultWeirBin, "the weir executable in the generated commands")
 	fl.StringVar(&g.opts.Operator, "operator", generate.OperatorBash, "the Airflow operator: bash or kubernetes")
 	fl.StringSliceVar(&g.opts.Select, "select", nil, "only these tasks: NAME, tag:NAME or kind:KIND (comma-separated or repeated)")
@@ -68,6 +68,13 @@ func runGenerate(cmd *cobra.Command, target string, g generateFlags) error {
 		return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("generate %s: %w", target, err)}
 	}
 	g.opts.OutDir = g.out
+	if target == "argo" || (target == "airflow" && g.opts.Operator == generate.OperatorKubernetes) {
+		// The tasks run in pods: say which cannot see their local files.
+		pods, _ := dagfile.PodFindings(f, g.opts.Select...)
+		for _, p := range pods {
+			fmt.Fprintln(cmd.ErrOrStderr(), p)
+		}
+	}
 	files, err := generate.Render(target, f, g.opts)
 	if err != nil {
 		return &ExitCodeError{Code: ExitBadInput, Err: err}

@@ -43,3 +43,29 @@ func TestGenerateCmd_Check(t *testing.T) {
 		})
 	}
 }
+
+// TestGenerateCmd_PodWarnings: generating pods for the quickstart (a local
+// lake, no volume) warns K8S-001 per task on stderr; bash does not.
+func TestGenerateCmd_PodWarnings(t *testing.T) {
+	const dag = "../../examples/quickstart/weir.yaml"
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"generate", "argo"}, 6}, // one per task and local connection
+		{[]string{"generate", "airflow", "--operator", "kubernetes"}, 6},
+		{[]string{"generate", "airflow"}, 0},
+	} {
+		var stderr strings.Builder
+		root := newRoot()
+		root.SetArgs(append(tc.args, "-f", dag, "-o", t.TempDir()))
+		root.SetOut(&strings.Builder{})
+		root.SetErr(&stderr)
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := strings.Count(stderr.String(), "K8S-001"); got != tc.want {
+			t.Errorf("%v: %d K8S-001 warnings, want %d:\n%s", tc.args, got, tc.want, stderr.String())
+		}
+	}
+}

@@ -94,7 +94,8 @@ class BashOperator(BaseOperator):
 class KubernetesPodOperator(BaseOperator):
     """Runs cmds + arguments as the pod would (locally, for the tests)."""
 
-    allowed = {"name", "image", "cmds", "arguments", "secrets", "get_logs", "skip_on_exit_code", "namespace", "env_vars"}
+    allowed = {"name", "image", "cmds", "arguments", "secrets", "get_logs", "skip_on_exit_code", "namespace", "env_vars",
+               "image_pull_policy", "service_account_name", "container_resources", "volumes", "volume_mounts"}
 
     def skip_message(self, code):
         return f"Pod {self.kwargs.get('name')} returned exit code {code}. Skipping."
