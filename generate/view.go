@@ -18,7 +18,7 @@ type view struct {
 	Header                                []string
 	Schedule, Cron                        string
 	WeirBin, Image, Secret                string
-	Namespace, ServiceAccount, PullPolicy string          // deploy:
+	Namespace, ServiceAccount, PullPolicy string           // deploy:
 	Volumes                               []dagfile.Volume // every task's, by name (Argo declares them once)
 	K8sModels                             bool             // a task sets resources or volumes (KubernetesPodOperator)
 	Kubernetes                            bool
