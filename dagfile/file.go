@@ -255,24 +255,44 @@ func defaultName(path string) string {
 	return strings.TrimSuffix(name[:min(len(name), 63)], "_")
 }
 
-// connections decodes the connections mapping.
+// connections decodes the connections mapping: NAME: URL, or NAME: {url:
+// URL, airflow_conn: ID}.
 func (p *parser) connections(f field) {
 	for _, c := range p.d.fields(f.val, f.path, nil) {
 		if !p.d.name(c.key, c.path, "connection") {
 			continue
 		}
-		raw, ok := p.d.scalar(c, "a URL (${VAR} references are expanded from the environment)")
+		urlField, airflow := c, ""
+		if c.val.Kind == yaml.MappingNode {
+			fs := map[string]field{}
+			for _, g := range p.d.fields(c.val, c.path, connKeys) {
+				fs[g.name] = g
+			}
+			if !p.require(fs, c, "url", "the connection's URL") {
+				continue
+			}
+			urlField = fs["url"]
+			if g, ok := fs["airflow_conn"]; ok {
+				airflow = p.d.str(g)
+			}
+		}
+		raw, ok := p.d.scalar(urlField, "a URL (${VAR} references are expanded from the environment)")
 		if !ok {
 			continue
 		}
-		conn := &Connection{Name: c.name, Raw: raw, Line: c.key.Line, Col: c.key.Column}
-		p.expandConn(conn, c, &conn.envErrs)
+		conn := &Connection{Name: c.name, Raw: raw, AirflowConn: airflow, Line: c.key.Line, Col: c.key.Column}
+		p.expandConn(conn, urlField, &conn.envErrs)
+		if airflow != "" && (!isRef(raw) || len(conn.Vars) != 1) {
+			p.d.fail(urlField.val, urlField.path, "with airflow_conn the url is one ${VAR} (the variable the Airflow connection's URI goes into), got %s", Redact(raw))
+		}
 		p.f.Connections[c.name] = conn
 	}
 	if n := resolve(f.val); n.Kind == yaml.MappingNode && len(n.Content) == 0 {
 		p.d.fail(f.val, f.path, "no connections: add at least one, e.g. lake: iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake")
 	}
 }
+
+var connKeys = []string{"url", "airflow_conn"}
 
 // expandConn finds the variables of a connection and, with getenv, expands
 // them. An unset variable (or an empty result) is not an error of the file:

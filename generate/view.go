@@ -21,6 +21,7 @@ type view struct {
 	Namespace, ServiceAccount, PullPolicy string           // deploy:
 	Volumes                               []dagfile.Volume // every task's, by name (Argo declares them once)
 	K8sModels                             bool             // a task sets resources or volumes (KubernetesPodOperator)
+	AirflowConns                          bool             // a task maps Airflow Connections (airflow_conn:)
 	Kubernetes                            bool
 	LockRetries, ExitLocked, ExitBadInput int
 	Tags, AllVars                         []string
@@ -42,6 +43,7 @@ type taskView struct {
 	Sinks                           []sinkView
 	DepKeys                         [][]string // asset keys this task's assets depend on
 	Requests, Limits                []kv       // deploy: resources, sorted by name
+	AirflowConns                    []kv       // variable → Airflow connection id (airflow_conn:), sorted
 	Volumes                         []dagfile.Volume
 }
 
@@ -133,6 +135,7 @@ func (v *view) addTasks(f *dagfile.File, sel []*dagfile.Task, opts Options) erro
 		kube[tv.KubeName] = t.Name
 		v.Tasks = append(v.Tasks, tv)
 		v.K8sModels = v.K8sModels || len(tv.Requests)+len(tv.Limits)+len(tv.Volumes) > 0
+		v.AirflowConns = v.AirflowConns || len(tv.AirflowConns) > 0
 		for _, vol := range tv.Volumes {
 			if !slices.ContainsFunc(v.Volumes, func(x dagfile.Volume) bool { return x.Name == vol.Name }) {
 				v.Volumes = append(v.Volumes, vol)
@@ -163,6 +166,11 @@ func newTaskView(f *dagfile.File, t *dagfile.Task, picked map[string]*dagfile.Ta
 		tv.TimeoutPy = strconv.Itoa(tv.Timeout)
 	}
 	tv.RetryExpr = retryExpr(t.Retries)
+	for _, name := range t.Connections() {
+		if c := f.Connections[name]; c != nil && c.AirflowConn != "" && len(c.Vars) == 1 {
+			tv.AirflowConns = append(tv.AirflowConns, kv{c.Vars[0], c.AirflowConn})
+		}
+	}
 	for _, s := range t.Sinks() {
 		tv.Sinks = append(tv.Sinks, sinkView{Parts: s.Parts(), URI: "weir://" + s.Conn + "/" + s.Name()})
 	}

@@ -82,11 +82,16 @@ class BashOperator(BaseOperator):
 
     allowed = {"bash_command", "env", "append_env", "skip_on_exit_code", "cwd"}
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.env = kwargs.get("env")
+
     def skip_message(self, code):
         return f"Bash command returned exit code {code}. Skipping."
 
     def execute(self, context):
-        proc = subprocess.run(["bash", "-c", self.kwargs["bash_command"]], capture_output=True, text=True)
+        # env replaces the environment, as in Airflow (without append_env).
+        proc = subprocess.run(["bash", "-c", self.kwargs["bash_command"]], capture_output=True, text=True, env=self.env)
         self.exit_code(proc.returncode)
         return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else None
 
@@ -104,3 +109,25 @@ class KubernetesPodOperator(BaseOperator):
         proc = subprocess.run(self.kwargs["cmds"] + self.kwargs["arguments"], capture_output=True, text=True)
         self.exit_code(proc.returncode)
         return None
+
+
+class BaseHook:
+    """get_connection reads the URIs from $WEIR_STUB_CONNECTIONS (JSON: id → URI)."""
+
+    @classmethod
+    def get_connection(cls, conn_id):
+        import json
+        import os
+
+        conns = json.loads(os.environ.get("WEIR_STUB_CONNECTIONS", "{}"))
+        if conn_id not in conns:
+            raise KeyError(f"The conn_id `{conn_id}` isn't defined")
+        return _Connection(conns[conn_id])
+
+
+class _Connection:
+    def __init__(self, uri):
+        self.uri = uri
+
+    def get_uri(self):
+        return self.uri
