@@ -24,14 +24,15 @@ type lintFlags struct {
 func newLintCmd() *cobra.Command {
 	var l lintFlags
 	cmd := &cobra.Command{
-		Use:   "lint -f weir.yaml [--format text|json]",
+		Use:   "lint -f weir.yaml [--format text|json] [--select …] [--env-from FILE]",
 		Short: "Check a dagfile: format, DAG rules and streaming rules",
 		Long: `Lint checks the dagfile without connecting anywhere and without its
 ${VAR} values: format errors (DAG-000), cycles (DAG-001), unknown connections
 (DAG-002), a table written by two tasks (DAG-003), dependencies dropped by
 --select (DAG-004), isolated tasks (DAG-005), unknown deps (DAG-006), and the
 streaming rules STREAM-001 (bare append from a resumable source), STREAM-002
-(continuous trigger) and STREAM-003 (WebSocket source without a cursor).
+(continuous trigger), STREAM-003 (WebSocket source without a cursor) and,
+when the dagfile has deploy:, K8S-001 (local files in a pod without a volume).
 With --env-from FILE (NAME=value lines, as a .env file or a Secret's keys;
 values are not read) it reports per task the variables its worker or pod must
 be given: ENV-000 when the file has them all, ENV-001 (an error) naming those
