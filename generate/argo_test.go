@@ -35,10 +35,10 @@ type argoDoc struct {
 				Name string `yaml:"secretName"`
 			} `yaml:"secret"`
 		} `yaml:"volumes"`
-		Templates  []argoTemplate `yaml:"templates"`
-		Schedules  []string       `yaml:"schedules"` // Argo ≥ 3.6 (v4 has no schedule:)
-		Policy     string         `yaml:"concurrencyPolicy"`
-		Workflow   struct {
+		Templates []argoTemplate `yaml:"templates"`
+		Schedules []string       `yaml:"schedules"` // Argo ≥ 3.6 (v4 has no schedule:)
+		Policy    string         `yaml:"concurrencyPolicy"`
+		Workflow  struct {
 			Ref struct {
 				Name string `yaml:"name"`
 			} `yaml:"workflowTemplateRef"`
