@@ -94,6 +94,15 @@ type argoTemplate struct {
 			} `yaml:"valueFrom"`
 		} `yaml:"env"`
 	} `yaml:"container"`
+	Outputs struct {
+		Parameters []struct {
+			Name      string `yaml:"name"`
+			ValueFrom struct {
+				Path    string `yaml:"path"`
+				Default string `yaml:"default"`
+			} `yaml:"valueFrom"`
+		} `yaml:"parameters"`
+	} `yaml:"outputs"`
 }
 
 // argoTask is one task of the DAG as the tests compare it.
@@ -105,6 +114,7 @@ type argoTask struct {
 	Env      []string // NAME=secret/key
 	Pools    []string // configmap/key of each semaphore
 	Pod      []string // image, pull policy, resources, mounts (name:path:ro)
+	Report   string   // the output parameter "report": the file $WEIR_REPORT_FILE names
 }
 
 // podOf lists a container's pod settings in the order wantPodArgo does.
@@ -148,6 +158,14 @@ func gotArgo(t *testing.T, wt argoDoc) map[string]argoTask {
 			at.Pools = append(at.Pools, sem.ConfigMap.Name+"/"+sem.ConfigMap.Key)
 		}
 		for _, e := range tp.Container.Env {
+			if e.Name == ReportFileEnv {
+				for _, p := range tp.Outputs.Parameters {
+					if p.Name == "report" && p.ValueFrom.Path == e.Value && p.ValueFrom.Default != "" {
+						at.Report = e.Value
+					}
+				}
+				continue
+			}
 			if e.Value != "" {
 				t.Errorf("task %s: env %s is inlined", task.Name, e.Name)
 			}
@@ -165,7 +183,7 @@ func wantArgo(t *testing.T, f *dagfile.File, opts Options) map[string]argoTask {
 	want := map[string]argoTask{}
 	for name, task := range sel {
 		at := argoTask{Deps: []string{}, Argv: []string{opts.WeirBin, "once", "--task", name, "-f", podDagfile(f, opts), "--json"},
-			Limit: strconv.Itoa(task.Retries + LockRetries), Deadline: int(task.Timeout.Seconds()), Env: []string{}, Pools: []string{}}
+			Limit: strconv.Itoa(task.Retries + LockRetries), Deadline: int(task.Timeout.Seconds()), Env: []string{}, Pools: []string{}, Report: ArgoReport}
 		if task.Pool != "" {
 			at.Pools = append(at.Pools, "weir-pools/"+task.Pool)
 		}

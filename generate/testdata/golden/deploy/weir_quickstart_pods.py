@@ -49,7 +49,8 @@ def _weir_execute(op, run, context):
 
 
 class WeirOperator(KubernetesPodOperator):
-    """Runs `weir once --task NAME --json` in the weir image."""
+    """Runs `weir once --task NAME --json` in the weir image; its run report
+    is the task's XCom (weir writes it to the pod's XCom file)."""
 
     def __init__(self, *, weir_retries, **kwargs):
         super().__init__(
@@ -61,6 +62,8 @@ class WeirOperator(KubernetesPodOperator):
             service_account_name="weir",
             cmds=["weir"],
             get_logs=True,
+            do_xcom_push=True,
+            env_vars={"WEIR_REPORT_FILE": "/airflow/xcom/return.json"},
             **kwargs,
         )
         self.weir_retries = weir_retries
@@ -99,6 +102,7 @@ with DAG(
         weir_retries=0,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://files/customers.csv")],
         outlets=[Asset("weir://lake/bronze.customers")],
         doc_md="weir transfer task bronze_customers: writes lake:bronze.customers",
     )
@@ -122,6 +126,7 @@ with DAG(
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://files/orders.csv")],
         outlets=[Asset("weir://lake/bronze.orders")],
         doc_md="weir transfer task bronze_orders: writes lake:bronze.orders",
     )
@@ -145,6 +150,7 @@ with DAG(
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://lake/bronze.orders")],
         outlets=[Asset("weir://lake/silver.orders")],
         doc_md="weir model task silver_orders: writes lake:silver.orders",
     )
@@ -170,6 +176,7 @@ with DAG(
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://lake/bronze.customers"), Asset("weir://lake/silver.orders")],
         outlets=[Asset("weir://lake/gold.revenue_by_country")],
         doc_md="weir model task gold_revenue_by_country: writes lake:gold.revenue_by_country",
     )

@@ -59,7 +59,8 @@ def _weir_command(task):
 
 
 class WeirOperator(BashOperator):
-    """Runs `weir once --task NAME --json` on the worker."""
+    """Runs `weir once --task NAME --json` on the worker; the run report, the
+    command's last stdout line, is the task's XCom."""
 
     def __init__(self, *, weir_retries, **kwargs):
         super().__init__(
@@ -89,6 +90,7 @@ with DAG(
         weir_retries=0,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://files/customers.csv")],
         outlets=[Asset("weir://lake/bronze.customers")],
         doc_md="weir transfer task bronze_customers: writes lake:bronze.customers",
     )
@@ -98,6 +100,7 @@ with DAG(
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://files/orders.csv")],
         outlets=[Asset("weir://lake/bronze.orders")],
         doc_md="weir transfer task bronze_orders: writes lake:bronze.orders",
     )
@@ -107,6 +110,7 @@ with DAG(
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://lake/bronze.orders")],
         outlets=[Asset("weir://lake/silver.orders")],
         doc_md="weir model task silver_orders: writes lake:silver.orders",
     )
@@ -116,6 +120,7 @@ with DAG(
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://lake/bronze.customers"), Asset("weir://lake/silver.orders")],
         outlets=[Asset("weir://lake/gold.revenue_by_country")],
         doc_md="weir model task gold_revenue_by_country: writes lake:gold.revenue_by_country",
     )
