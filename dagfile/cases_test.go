@@ -129,7 +129,7 @@ var malformed = []struct {
 		"testdata/weir.yaml:7:5: tasks.a.transfer: transfer needs to: (the destination connection)",
 	}},
 	{"stream options", head + "  a:\n    stream: {source: http://x/events, sink: lake:s.a, trigger: always, materialization: merge}\n  b:\n    stream: {source: nope, sink: lake:s.b, key: [id], batch_size: 0}\n", []string{
-		"testdata/weir.yaml:7:22: tasks.a.stream.source: stream source scheme \"http\" is not a stream; allowed: sse, ws, wss, kafka, sqs, pubsub",
+		"testdata/weir.yaml:7:22: tasks.a.stream.source: stream source scheme \"http\" is not a stream; allowed: sse, sse+http, sse+https, ws, wss, kafka, pubsub, sqs",
 		"testdata/weir.yaml:7:64: tasks.a.stream.trigger: bad trigger \"always\"; allowed: available_now, continuous",
 		"testdata/weir.yaml:7:89: tasks.a.stream.materialization: materialization merge needs key: (the columns that identify an event)",
 		"testdata/weir.yaml:9:22: tasks.b.stream.source: unknown connection \"nope\"; defined: app, lake",
@@ -142,10 +142,10 @@ var malformed = []struct {
 		"testdata/weir.yaml:7:80: tasks.a.stream.batch_size: batch_size is for event sources: a table source commits one chunk of chunk_size rows at a time",
 		"testdata/weir.yaml:9:5: tasks.b.stream: stream needs cursor: (the column a table source pages on: an integer or timestamp column that grows with new rows)",
 		"testdata/weir.yaml:11:53: tasks.c.stream.chunk_size: chunk_size is used only by a table source (with table:); an event source commits batch_size events",
-		"testdata/weir.yaml:13:22: tasks.d.stream.source: stream source scheme \"mysql\" is not a stream; allowed: sse, ws, wss, kafka, sqs, pubsub (to read a SQL table in chunks, add table: and cursor:)",
+		"testdata/weir.yaml:13:22: tasks.d.stream.source: stream source scheme \"mysql\" is not a stream; allowed: sse, sse+http, sse+https, ws, wss, kafka, pubsub, sqs (to read a SQL table in chunks, add table: and cursor:)",
 		"testdata/weir.yaml:13:45: tasks.d.stream.table: expected a string, got \"\"",
 		"testdata/weir.yaml:15:22: tasks.e.stream.source: a table source reads postgres, mysql or clickhouse, not \"sse\"; allowed: postgres, postgresql, mysql, mariadb, clickhouse, clickhouse+http, clickhouse+https",
-		"testdata/weir.yaml:17:22: tasks.f.stream.source: stream source scheme \"postgres\" is not a stream; allowed: sse, ws, wss, kafka, sqs, pubsub (to read a SQL table in chunks, add table: and cursor:)",
+		"testdata/weir.yaml:17:22: tasks.f.stream.source: stream source scheme \"postgres\" is not a stream; allowed: sse, sse+http, sse+https, ws, wss, kafka, pubsub, sqs (to read a SQL table in chunks, add table: and cursor:)",
 	}},
 	{"contract inline", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sql: SELECT 1}\n    contract:\n      columns: [{name: id}, {type: INT}, {name: id}]\n      rules:\n        - not_null: [idx]\n        - {unique: [id], sql: id > 0}\n        - range: {column: id}\n        - regex: {column: id, pattern: '(('}\n        - accepted_values: {column: id}\n      max_bad_ratio: lots\n", []string{
 		"testdata/weir.yaml:9:29: tasks.a.contract.columns[1]: a column needs name:",

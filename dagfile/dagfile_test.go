@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirhq/weir/routes/scheme"
 )
 
 func TestParse_Malformed(t *testing.T) {
@@ -173,24 +175,6 @@ func TestExpand(t *testing.T) {
 		got, missing := expand(tc.raw, getenv)
 		if err != nil || got != tc.want || fmt.Sprint(vars) != tc.vars || len(missing) > 0 {
 			t.Errorf("%q: got %q %v %v %v", tc.raw, got, vars, err, missing)
-		}
-	}
-}
-
-func TestRedact(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"postgres://u:secret@h:5432/db", "postgres://u:xxxxx@h:5432/db"},
-		{"postgres://u:se/cret@h/db", "postgres://u:xxxxx@h/db"},
-		{"postgres://u:${PG_PASS}@h/db", "postgres://u:${PG_PASS}@h/db"},
-		{"postgres://u@h/db", "postgres://u@h/db"},
-		{"s3://b/p?endpoint=http://x&secret_key=abc&region=eu", "s3://b/p?endpoint=http://x&secret_key=xxxxx&region=eu"},
-		{"s3://b/p?access_token=${TOKEN}", "s3://b/p?access_token=${TOKEN}"},
-		{"${APP_PG_URL}", "${APP_PG_URL}"},
-		{"./data/file.csv", "./data/file.csv"},
-	}
-	for _, tc := range tests {
-		if got := Redact(tc.in); got != tc.want {
-			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -368,5 +352,24 @@ func TestParse_ModelCursorAndLookup(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every scheme routes/stream opens is an inline stream source dagfile
+// accepts (sse+https:// and sse+http:// were refused).
+func TestParse_EveryStreamScheme(t *testing.T) {
+	for _, sch := range scheme.Streams {
+		data := "version: 1\nconnections:\n  lake: file:///lake\ntasks:\n  a: {stream: {source: '" + sch + "://h/x?group=g', sink: lake:s.a}}\n"
+		f, err := Parse([]byte(data), "w.yaml", func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Errorf("%s: %v", sch, err)
+			continue
+		}
+		if got := f.Task("a").Stream.SourceScheme(); got != sch {
+			t.Errorf("%s: SourceScheme = %q", sch, got)
+		}
+	}
+	if !slices.Contains(scheme.Streams, "sse+https") {
+		t.Fatal("the catalogue lost sse+https")
 	}
 }

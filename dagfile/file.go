@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // Version is the dagfile format version this package reads.
@@ -282,8 +284,8 @@ func (p *parser) connections(f field) {
 		}
 		conn := &Connection{Name: c.name, Raw: raw, AirflowConn: airflow, Line: c.key.Line, Col: c.key.Column}
 		p.expandConn(conn, urlField, &conn.envErrs)
-		if airflow != "" && (!isRef(raw) || len(conn.Vars) != 1) {
-			p.d.fail(urlField.val, urlField.path, "with airflow_conn the url is one ${VAR} (the variable the Airflow connection's URI goes into), got %s", Redact(raw))
+		if airflow != "" && (len(conn.Vars) != 1 || raw != "${"+firstOr(conn.Vars)+"}") {
+			p.d.fail(urlField.val, urlField.path, "with airflow_conn the url is one ${VAR} (the variable the Airflow connection's URI goes into), got %s", redact.String(raw))
 		}
 		p.f.Connections[c.name] = conn
 	}
@@ -293,6 +295,13 @@ func (p *parser) connections(f field) {
 }
 
 var connKeys = []string{"url", "airflow_conn"}
+
+func firstOr(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
 
 // expandConn finds the variables of a connection and, with getenv, expands
 // them. An unset variable (or an empty result) is not an error of the file:
@@ -311,10 +320,10 @@ func (p *parser) expandConn(conn *Connection, c field, envErrs *ErrorList) {
 	val, missing := expand(conn.Raw, p.getenv)
 	env := decoder{file: p.d.file, errs: envErrs}
 	for _, v := range missing {
-		env.fail(c.val, c.path, "environment variable %s is not set (the connection is %s)", v, Redact(conn.Raw))
+		env.fail(c.val, c.path, "environment variable %s is not set (the connection is %s)", v, redact.String(conn.Raw))
 	}
 	if len(missing) == 0 && val == "" {
-		env.fail(c.val, c.path, "the connection is empty once expanded (%s): set %s", Redact(conn.Raw), strings.Join(vars, ", "))
+		env.fail(c.val, c.path, "the connection is empty once expanded (%s): set %s", redact.String(conn.Raw), strings.Join(vars, ", "))
 	}
 	if len(*envErrs) == 0 {
 		conn.url = &val

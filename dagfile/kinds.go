@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/weirhq/weir/routes/scheme"
 )
 
 // Transfer is a transfer task: every option of `weir transfer`.
@@ -374,8 +376,8 @@ type Stream struct {
 	envErrs         ErrorList // expansion problems of a URL source (see File.Resolve)
 }
 
-// StreamSchemes are the URL schemes of stream sources.
-var StreamSchemes = []string{"sse", "ws", "wss", "kafka", "sqs", "pubsub"}
+// StreamSchemes are the URL schemes of stream sources: routes/stream's.
+var StreamSchemes = scheme.Streams
 
 // TableSourceSchemes are the schemes a stream's table source can page
 // through by key (routes.KeysetSource).

@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // Severity of a finding: errors make `weir lint` exit 1.
@@ -53,10 +55,16 @@ var Rules = []RuleInfo{
 	{RuleStreamAppend, SeverityWarning, "a resumable stream source loaded with bare append: a replay writes duplicates; use merge with a key"},
 	{RuleStreamContinuous, SeverityWarning, "a continuous trigger: an always-on consumer; confirm the freshness SLO needs it"},
 	{RuleStreamNoCursor, SeverityWarning, "a WebSocket source without cursor: at-least-once within one connection only"},
+	{RuleContractBind, SeverityError, "a contract type name or rule that DuckDB cannot parse or bind (checked by weir lint, which links DuckDB)"},
+	{RuleContractUnbound, SeverityWarning, "a contract rule reads a column its columns: do not list, so lint cannot bind it"},
 	{RulePodLocalFiles, SeverityWarning, "with deploy: (pods), a task whose connections are local files (file://, an Iceberg SQLite catalog or file warehouse) and no volume is mounted"},
 	{RuleEnvNeeds, SeverityInfo, "with --env-from: the variables a task's pod must be given, all present"},
 	{RuleEnvMissing, SeverityError, "with --env-from: a variable a task needs is not provided"},
 }
+
+// SortFindings orders findings as Check does: the dagfile (path) first,
+// then by file, position and rule.
+func SortFindings(fs []Finding, path string) { sortFindings(fs, path) }
 
 // CheckFile reads the dagfile at path and checks it; the error is for an
 // unreadable file or a bad selector only.
@@ -200,7 +208,7 @@ func (f *File) lintStream(t *Task, add addFunc) {
 	// A table source has no commit of its own to replay from: its cursor
 	// is committed with the rows, so append never duplicates.
 	if s.Materialization == "append" && !s.IsTableSource() {
-		add(RuleStreamAppend, "stream.source", "stream source %s (%s) is loaded with bare append: a replay after a restart writes duplicates; use materialization: merge with key:", Redact(s.Source), cmp.Or(s.scheme, "scheme unknown"))
+		add(RuleStreamAppend, "stream.source", "stream source %s (%s) is loaded with bare append: a replay after a restart writes duplicates; use materialization: merge with key:", redact.String(s.Source), cmp.Or(s.scheme, "scheme unknown"))
 	}
 	if s.Trigger == "continuous" {
 		add(RuleStreamContinuous, "stream.trigger", "trigger: continuous keeps a consumer running around the clock (always-on cost): confirm the freshness SLO needs it, or use available_now on a schedule")

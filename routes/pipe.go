@@ -29,6 +29,7 @@ type CopySpec struct {
 	Window        WindowFunc
 	Position      string // CDC position to commit with the data
 	NoPassthrough bool   // force the Arrow path even when both sides speak a wire format
+	Fresh         bool   // the destination table must not exist (WriteOptions.Fresh)
 	Progress      *Progress
 	Allocator     memory.Allocator
 }
@@ -72,7 +73,7 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	if err != nil {
 		return res, fmt.Errorf("plan %s: %w", spec.Table, err)
 	}
-	stage, err := dst.Prepare(ctx, info, WriteOptions{Table: spec.DestTable, Mode: spec.Mode, RunID: spec.RunID, Key: spec.Key, Allocator: spec.Allocator})
+	stage, err := dst.Prepare(ctx, info, WriteOptions{Table: spec.DestTable, Mode: spec.Mode, RunID: spec.RunID, Key: spec.Key, Allocator: spec.Allocator, Fresh: spec.Fresh})
 	if err != nil {
 		return res, err
 	}

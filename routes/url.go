@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // URL is a parsed endpoint address. Its String never shows the password.
@@ -29,10 +30,10 @@ func ParseURL(raw string) (*URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, BadInput("cannot parse URL %s (check its syntax; special characters in the password must be percent-encoded)", Redact(raw))
+		return nil, BadInput("cannot parse URL %s (check its syntax; special characters in the password must be percent-encoded)", redact.URL(raw))
 	}
 	if u.Scheme == "" {
-		return nil, BadInput("URL %s has no scheme (like postgres://, mysql://, file://)", Redact(raw))
+		return nil, BadInput("URL %s has no scheme (like postgres://, mysql://, file://)", redact.URL(raw))
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	return &URL{u: u, raw: raw}, nil
@@ -64,76 +65,11 @@ func (u *URL) Identity() string {
 	return c.String()
 }
 
-var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
-
-// secretParam matches query parameters that carry credentials
-// (?password=, &secret_access_key=, ?token=, ?credentials_json=).
-var secretParam = regexp.MustCompile(`(?i)([?&](?:[a-z_]*(?:password|passwd|secret|token|credentials)[a-z_]*)=)[^&\s#"']+`)
-
-// nestedUserinfo matches user:password@ after a "://" anywhere, also in
-// a URL carried unencoded in another's query
-// (iceberg://?warehouse=s3://key:secret@bucket/prefix).
-var nestedUserinfo = regexp.MustCompile(`(://[^/\s:@?&#"'<>]+:)[^@\s/?&#"'<>]+@`)
-
-// Redact replaces the password of every URL inside s, and the values of
-// credential query parameters, with xxxxx. Use it on any message that may
-// carry a URL.
-func Redact(s string) string {
-	s = secretParam.ReplaceAllString(s, "${1}xxxxx")
-	s = nestedUserinfo.ReplaceAllString(s, "${1}xxxxx@")
-	return urlInText.ReplaceAllStringFunc(s, func(m string) string {
-		u, err := url.Parse(m)
-		if err != nil {
-			return redactUserinfo(m)
-		}
-		if q := redactNested(u.RawQuery); q != u.RawQuery {
-			m = strings.Replace(m, u.RawQuery, q, 1)
-			u.RawQuery = q
-		}
-		if _, ok := u.User.Password(); !ok {
-			return m
-		}
-		return u.Redacted()
-	})
-}
-
-// redactNested redacts URLs carried percent-encoded in query values, like
-// an Iceberg catalog's uri=postgres%3A%2F%2Fu%3Apw%40h%2Fdb.
-func redactNested(rawQuery string) string {
-	if !strings.Contains(strings.ToUpper(rawQuery), "%3A%2F%2F") {
-		return rawQuery
-	}
-	q, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return rawQuery
-	}
-	changed := false
-	for _, vs := range q {
-		for i, v := range vs {
-			if r := Redact(v); r != v {
-				vs[i], changed = r, true
-			}
-		}
-	}
-	if !changed {
-		return rawQuery
-	}
-	return q.Encode()
-}
-
-// redactUserinfo handles URLs net/url cannot parse: blank out user:pass@.
-func redactUserinfo(m string) string {
-	i := strings.Index(m, "://")
-	at := strings.LastIndex(m, "@")
-	if at < i {
-		return m
-	}
-	colon := strings.Index(m[i+3:at], ":")
-	if colon < 0 {
-		return m
-	}
-	return m[:i+3+colon+1] + "xxxxx" + m[at:]
-}
+// Redact replaces every secret in s — URL passwords, also of URLs nested
+// in a query, and the values of secret-looking query parameters — with
+// xxxxx (the rules: package redact). Use it on any message that may carry
+// a URL.
+func Redact(s string) string { return redact.String(s) }
 
 // Scrub removes the given secrets from msg; use it on driver errors that may
 // echo a password verbatim.
@@ -141,7 +77,7 @@ func Scrub(msg string, secrets ...string) string {
 	msg = Redact(msg)
 	for _, s := range secrets {
 		if len(s) >= 3 {
-			msg = strings.ReplaceAll(msg, s, "xxxxx")
+			msg = strings.ReplaceAll(msg, s, redact.Mask)
 		}
 	}
 	return msg

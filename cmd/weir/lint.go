@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/runner"
 )
 
 func init() { commands = append(commands, newLintCmd) }
@@ -31,15 +33,17 @@ ${VAR} values: format errors (DAG-000), cycles (DAG-001), unknown connections
 (DAG-002), a table written by two tasks (DAG-003), dependencies dropped by
 --select (DAG-004), isolated tasks (DAG-005), unknown deps (DAG-006), and the
 streaming rules STREAM-001 (bare append from a resumable source), STREAM-002
-(continuous trigger), STREAM-003 (WebSocket source without a cursor) and,
-when the dagfile has deploy:, K8S-001 (local files in a pod without a volume).
-With --env-from FILE (NAME=value lines, as a .env file or a Secret's keys;
-values are not read) it reports per task the variables its worker or pod must
-be given: ENV-000 when the file has them all, ENV-001 (an error) naming those
-it lacks. It exits 1 when there is an error, 0 with warnings only. See
-docs/dagfile.md.`,
+(continuous trigger), STREAM-003 (WebSocket source without a cursor),
+when the dagfile has deploy:, K8S-001 (local files in a pod without a volume);
+and it binds every contract's type names and rules in DuckDB: CONTRACT-001
+(a type or rule DuckDB refuses), CONTRACT-002 (a rule reads a column the
+contract does not list, so it cannot be bound). With --env-from FILE
+(NAME=value lines, as a .env file or a Secret's keys; values are not read) it
+reports per task the variables its worker or pod must be given: ENV-000 when
+the files have them all, ENV-001 (an error) naming those missing. It exits 1
+when there is an error, 0 with warnings only. See docs/dagfile.md.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runLint(cmd.OutOrStdout(), l) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLint(cmd.Context(), cmd.OutOrStdout(), l) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&l.file, "file", "f", "weir.yaml", "the dagfile")
@@ -58,7 +62,7 @@ type lintReport struct {
 }
 
 // runLint prints the findings and fails (exit 1) when one is an error.
-func runLint(w io.Writer, l lintFlags) error {
+func runLint(ctx context.Context, w io.Writer, l lintFlags) error {
 	if l.format != "text" && l.format != "json" {
 		return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("lint: format %q: use text or json", l.format)}
 	}
@@ -73,6 +77,12 @@ func runLint(w io.Writer, l lintFlags) error {
 		}
 		findings = append(findings, more...)
 	}
+	more, err := lintContracts(ctx, l)
+	if err != nil {
+		return fmt.Errorf("lint: %w", err)
+	}
+	findings = append(findings, more...)
+	dagfile.SortFindings(findings, l.file)
 	r := lintReport{Findings: append([]dagfile.Finding{}, findings...)}
 	for _, f := range findings {
 		switch f.Severity {
@@ -137,6 +147,20 @@ func envNames(path string) ([]string, error) {
 }
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// lintContracts binds the selected tasks' contracts in DuckDB; a dagfile
+// that does not load has its format errors reported, and no contract check.
+func lintContracts(ctx context.Context, l lintFlags) ([]dagfile.Finding, error) {
+	f, err := dagfile.LoadStatic(l.file)
+	if err != nil {
+		return nil, nil
+	}
+	tasks, err := f.Select(l.sel...)
+	if err != nil {
+		return nil, nil
+	}
+	return runner.LintContracts(ctx, f, tasks)
+}
 
 // printLint writes the report as text (one finding a line) or JSON.
 func printLint(w io.Writer, format string, r lintReport) error {

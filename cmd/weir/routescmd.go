@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -20,11 +19,12 @@ func newRoutesCmd() *cobra.Command {
 		Use:   "routes",
 		Short: "Print the routes matrix: which source → destination pairs work",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
 			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(weir.Matrix())
+				return json.NewEncoder(out).Encode(weir.Matrix())
 			}
-			fmt.Printf("registered schemes: %v\n\n", routes.Schemes())
-			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(out, "registered schemes: %v\n\n", routes.Schemes())
+			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "SOURCE\tDESTINATION\tSTATUS")
 			for _, r := range weir.Matrix() {
 				if r.Implemented {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // Transport sends events somewhere.
@@ -81,7 +81,7 @@ func (t *httpTransport) Emit(ctx context.Context, e RunEvent) error {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("openlineage: %s", dagfile.Redact(err.Error()))
+		return fmt.Errorf("openlineage: %s", redact.String(err.Error()))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if t.apiKey != "" {
@@ -89,12 +89,12 @@ func (t *httpTransport) Emit(ctx context.Context, e RunEvent) error {
 	}
 	resp, err := t.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("openlineage: %s", dagfile.Redact(err.Error()))
+		return fmt.Errorf("openlineage: %s", redact.String(err.Error()))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("openlineage: %s answered %s: %s", dagfile.Redact(t.url), resp.Status, strings.TrimSpace(string(msg)))
+		return fmt.Errorf("openlineage: %s answered %s: %s", redact.String(t.url), resp.Status, strings.TrimSpace(string(msg)))
 	}
 	return nil
 }

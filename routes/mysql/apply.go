@@ -172,6 +172,9 @@ func (e *Endpoint) ensureTables(ctx context.Context, conn *sql.Conn, tables []*c
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create %s: %w", t.Dest, err)
 		}
+		if err := evolveReplica(ctx, conn, t); err != nil {
+			return err
+		}
 	}
 	return nil
 }

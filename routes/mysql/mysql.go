@@ -19,9 +19,12 @@ const Scheme = "mysql"
 // SchemeMariaDB is the alias scheme for MariaDB servers.
 const SchemeMariaDB = "mariadb"
 
+// modes are the destination modes besides replace (routes.SchemeInfo).
+var modes = []routes.Mode{routes.ModeAppend, routes.ModeMerge}
+
 func init() {
-	routes.Register(Scheme, open)
-	routes.Register(SchemeMariaDB, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: SchemeMariaDB, Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
 }
 
 // Endpoint is a MySQL or MariaDB database as a source and a destination.

@@ -104,33 +104,43 @@ func decodeState(text string) (routes.State, bool) {
 	return s, true
 }
 
-// pendingState reads the state a replace left in table's comment.
-func (e *Endpoint) pendingState(ctx context.Context, table routes.TableRef) (routes.State, bool) {
+// destMark reads the staging comment a replace left on the table it swapped
+// in (cleared when the replace has finished).
+func (e *Endpoint) destMark(ctx context.Context, table routes.TableRef) (stageMark, bool) {
 	var comment string
 	err := e.db.QueryRowContext(ctx, `SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, table.Schema, table.Name).Scan(&comment)
 	if err != nil {
-		return routes.State{}, false
+		return stageMark{}, false
 	}
 	m, ok := parseStageComment(table.Name, comment)
+	return m, ok && m.dest == ident(table)
+}
+
+// pendingState reads the state a replace left in table's comment.
+func (e *Endpoint) pendingState(ctx context.Context, table routes.TableRef) (routes.State, bool) {
+	m, ok := e.destMark(ctx, table)
 	if !ok || m.state == "" {
 		return routes.State{}, false
 	}
 	return decodeState(m.state)
 }
 
-// rollForward finishes a replace that died between its swap and its state
-// write: it saves the state the table's comment carries, then clears the
-// comment. It runs under the lock, before this run touches anything.
+// rollForward finishes a replace that died after its swap: it saves the
+// state the table's comment carries (if it fits there), then clears the
+// comment (dropStale has dropped the replaced table it names). It runs
+// under the lock, before this run touches anything.
 func (st *stage) rollForward(ctx context.Context) error {
-	s, ok := st.e.pendingState(ctx, st.dest)
+	m, ok := st.e.destMark(ctx, st.dest)
 	if !ok {
 		return nil
 	}
-	if err := st.exec(ctx, stateDDL(st.dest.Schema, st.e.flavor)); err != nil {
-		return err
-	}
-	if err := saveState(ctx, st.lock.conn, st.dest, s); err != nil {
-		return fmt.Errorf("finish the replace of run %s: %w", s.RunID, err)
+	if s, ok := decodeState(m.state); ok && m.state != "" {
+		if err := st.exec(ctx, stateDDL(st.dest.Schema, st.e.flavor)); err != nil {
+			return err
+		}
+		if err := saveState(ctx, st.lock.conn, st.dest, s); err != nil {
+			return fmt.Errorf("finish the replace of run %s: %w", s.RunID, err)
+		}
 	}
 	return st.exec(ctx, "ALTER TABLE "+ident(st.dest)+" COMMENT = ''")
 }

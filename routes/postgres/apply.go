@@ -46,6 +46,11 @@ func (e *Endpoint) beginApply(ctx context.Context, tables []*cdc.Table, dests []
 		conn.Release()
 		return nil, fmt.Errorf("begin apply: %w", err)
 	}
+	if err := evolveReplicas(ctx, tx, tables); err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
+		conn.Release()
+		return nil, err
+	}
 	return &applyTx{conn: conn, tx: tx}, nil
 }
 

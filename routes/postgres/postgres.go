@@ -19,9 +19,12 @@ const Scheme = "postgres"
 // NativeFormat names PostgreSQL's binary COPY stream.
 const NativeFormat = "postgres/binary-copy"
 
+// modes are the destination modes besides replace (routes.SchemeInfo).
+var modes = []routes.Mode{routes.ModeAppend, routes.ModeMerge}
+
 func init() {
-	routes.Register(Scheme, open)
-	routes.Register("postgresql", open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: "postgresql", Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
 }
 
 // Endpoint is a PostgreSQL database as a source and a destination.
