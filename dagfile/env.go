@@ -20,9 +20,15 @@ type Connection struct {
 	Name string
 	Raw  string   // as written, e.g. ${APP_PG_URL} or postgres://u:${PG_PASS}@host/db
 	Vars []string // the variables Raw references, sorted, unique
-	Line int      // position of the connection's key
-	Col  int
-	url  *string // expanded; nil when not expanded (LoadStatic) — a pointer so fmt never prints it
+	// AirflowConn is an Airflow connection id (airflow_conn:): the generated
+	// Airflow task puts its URI into the one variable Raw is, at run time.
+	AirflowConn string
+	Line        int // position of the connection's key
+	Col         int
+	url         *string // expanded; nil when not expanded (LoadStatic) — a pointer so fmt never prints it
+	// envErrs are the unset variables (or an empty value) found when
+	// expanding: File.Resolve reports them for the tasks that use it.
+	envErrs ErrorList
 }
 
 // URL returns the expanded URL. It is a secret: never log or print it

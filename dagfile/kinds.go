@@ -378,6 +378,7 @@ type Stream struct {
 	ChunkSize       int           // a table source: rows per chunk (one chunk per commit); 0: automatic
 	scheme          string
 	url             *string
+	envErrs         ErrorList // expansion problems of a URL source (see File.Resolve)
 }
 
 // StreamSchemes are the URL schemes of stream sources: routes/stream's.
@@ -494,7 +495,7 @@ func (p *parser) streamSource(s *Stream, g field) {
 		return
 	}
 	c := &Connection{Name: "source", Raw: s.Source}
-	p.expandConn(c, g)
+	p.expandConn(c, g, &s.envErrs)
 	s.Vars, s.url, s.scheme = c.Vars, c.url, c.Scheme()
 	if sch := s.scheme; sch != "" && !slicesContains(StreamSchemes, sch) && !s.IsTableSource() {
 		hint := ""

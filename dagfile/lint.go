@@ -57,6 +57,9 @@ var Rules = []RuleInfo{
 	{RuleStreamNoCursor, SeverityWarning, "a WebSocket source without cursor: at-least-once within one connection only"},
 	{RuleContractBind, SeverityError, "a contract type name or rule that DuckDB cannot parse or bind (checked by weir lint, which links DuckDB)"},
 	{RuleContractUnbound, SeverityWarning, "a contract rule reads a column its columns: do not list, so lint cannot bind it"},
+	{RulePodLocalFiles, SeverityWarning, "with deploy: (pods), a task whose connections are local files (file://, an Iceberg SQLite catalog or file warehouse) and no volume is mounted"},
+	{RuleEnvNeeds, SeverityInfo, "with --env-from: the variables a task's pod must be given, all present"},
+	{RuleEnvMissing, SeverityError, "with --env-from: a variable a task needs is not provided"},
 }
 
 // SortFindings orders findings as Check does: the dagfile (path) first,
@@ -147,7 +150,48 @@ func (f *File) lintTask(t *Task, picked map[string]bool) []Finding {
 		add(RuleOrphan, "", "no other task reads what it writes or writes what it reads: it runs on its own (intended?)")
 	}
 	f.lintStream(t, add)
+	if !f.Deploy.IsZero() {
+		f.lintPod(t, add)
+	}
 	return out
+}
+
+// PodFindings applies the pod rules (K8S-001) to the selected tasks, as if
+// they run in pods whether or not the dagfile has deploy: (weir generate
+// argo and --operator kubernetes report them).
+func PodFindings(f *File, selectors ...string) ([]Finding, error) {
+	sel, err := f.Select(selectors...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, t := range sel {
+		f.lintPod(t, func(rule, key, format string, args ...any) {
+			line, col := t.Pos(key)
+			out = append(out, Finding{Rule: rule, Severity: severityOf(rule), File: f.Path, Line: line, Col: col,
+				Task: t.Name, Message: fmt.Sprintf("task %s: ", t.Name) + fmt.Sprintf(format, args...)})
+		})
+	}
+	sortFindings(out, f.Path)
+	return out, nil
+}
+
+// lintPod warns when a task that runs in a pod reads or writes local files
+// and no volume is mounted: the pod's filesystem is its image's, and what
+// it writes is gone when the pod ends.
+func (f *File) lintPod(t *Task, add addFunc) {
+	if len(t.Deploy.Volumes) > 0 {
+		return
+	}
+	for _, name := range t.Connections() {
+		c := f.Connections[name]
+		if c == nil {
+			continue
+		}
+		if paths := c.LocalPaths(); len(paths) > 0 {
+			add(RulePodLocalFiles, "", "connection %s is local files (%s) but no volume is mounted in its pod: the pod sees only its image, and what it writes is lost when the pod ends; add a volume under deploy: volumes: (a PersistentVolumeClaim) mounted where the paths resolve, or use an object store (s3://, gcs://) and a shared catalog", name, strings.Join(paths, ", "))
+		}
+	}
 }
 
 type addFunc func(rule, key, format string, args ...any)
@@ -208,4 +252,38 @@ func boolCmp(a, b bool) int {
 		return 1
 	}
 	return -1
+}
+
+// EnvFindings reports, for each selected task, the environment variables a
+// worker or pod running it must be given (its connections' and its stream
+// URL's, nothing else): ENV-001 (error) naming those present does not
+// have, else ENV-000 (info) listing them. The error is for a bad selector.
+func EnvFindings(f *File, present func(name string) bool, selectors ...string) ([]Finding, error) {
+	sel, err := f.Select(selectors...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, t := range sel {
+		vars := f.Vars(t)
+		var missing []string
+		for _, v := range vars {
+			if !present(v) {
+				missing = append(missing, v)
+			}
+		}
+		fd := Finding{Rule: RuleEnvNeeds, Severity: SeverityInfo, File: f.Path, Line: t.Line, Col: t.Col, Task: t.Name}
+		switch {
+		case len(missing) > 0:
+			fd.Rule, fd.Severity = RuleEnvMissing, SeverityError
+			fd.Message = fmt.Sprintf("task %s needs %s, which the environment does not provide: %s", t.Name, strings.Join(vars, ", "), strings.Join(missing, ", "))
+		case len(vars) == 0:
+			fd.Message = fmt.Sprintf("task %s needs no environment variable", t.Name)
+		default:
+			fd.Message = fmt.Sprintf("task %s needs %s: all provided", t.Name, strings.Join(vars, ", "))
+		}
+		out = append(out, fd)
+	}
+	sortFindings(out, f.Path)
+	return out, nil
 }

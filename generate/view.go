@@ -15,10 +15,15 @@ import (
 
 // view is what the templates see of one dagfile.
 type view struct {
-	Name, KubeName, Description, Dagfile  string
+	Name, KubeName, Description, Dagfile  string // Dagfile: relative to the generated Python file, or absolute
+	PodDagfile                            string // the dagfile in a pod
 	Header                                []string
 	Schedule, Cron                        string
 	WeirBin, Image, Secret                string
+	Namespace, ServiceAccount, PullPolicy string           // deploy:
+	Volumes                               []dagfile.Volume // every task's, by name (Argo declares them once)
+	K8sModels                             bool             // a task sets resources or volumes (KubernetesPodOperator)
+	AirflowConns                          bool             // a task maps Airflow Connections (airflow_conn:)
 	Kubernetes                            bool
 	LockRetries, ExitLocked, ExitBadInput int
 	ReportFileEnv, XComReport, ArgoReport string
@@ -30,8 +35,7 @@ type view struct {
 // taskView is what the templates see of one task.
 type taskView struct {
 	Name, KubeName, Func, Kind, Doc string
-	Args                            []string // weir's arguments
-	Shell                           string   // the whole command, quoted for a shell
+	Args                            []string // weir's arguments in a pod
 	Retries, TotalRetries           int
 	RetryDelay, Timeout             int    // seconds; Timeout 0: none
 	RetryExpr                       string // Argo retryStrategy expression
@@ -42,6 +46,21 @@ type taskView struct {
 	Sinks                           []sinkView
 	Sources                         []sinkView // the tables it reads (Airflow inlets)
 	DepKeys                         [][]string // asset keys this task's assets depend on
+	Requests, Limits                []kv       // deploy: resources, sorted by name
+	AirflowConns                    []kv       // variable → Airflow connection id (airflow_conn:), sorted
+	Volumes                         []dagfile.Volume
+}
+
+// kv is one resource quantity.
+type kv struct{ Name, Value string }
+
+func kvs(m map[string]string) []kv {
+	var out []kv
+	for k, v := range m {
+		out = append(out, kv{k, v})
+	}
+	slices.SortFunc(out, func(a, b kv) int { return cmp.Compare(a.Name, b.Name) })
+	return out
 }
 
 // sinkView is a table a task writes.
@@ -55,6 +74,7 @@ type edge struct{ From, To string }
 
 // newView builds the view of f for target under opts.
 func newView(f *dagfile.File, opts Options, target string) (*view, error) {
+	raw := opts
 	opts, err := opts.withDefaults(f)
 	if err != nil {
 		return nil, err
@@ -63,10 +83,12 @@ func newView(f *dagfile.File, opts Options, target string) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generate %s: %w", target, err)
 	}
-	v := &view{Name: f.Name, KubeName: kubeName(f.Name), Dagfile: opts.DagfilePath,
-		Description: cmp.Or(f.Description, "weir dagfile "+opts.DagfilePath),
-		Header:      header(target, opts), Schedule: f.Schedule, Cron: f.Cron(),
+	pod := podDagfile(f, opts)
+	v := &view{Name: f.Name, KubeName: kubeName(f.Name), Dagfile: localDagfile(f, opts), PodDagfile: pod,
+		Description: cmp.Or(f.Description, "weir dagfile "+f.Path),
+		Header:      header(target, f, raw), Schedule: f.Schedule, Cron: f.Cron(),
 		WeirBin: opts.WeirBin, Image: opts.Image, Secret: opts.Secret,
+		Namespace: f.Deploy.Namespace, ServiceAccount: f.Deploy.ServiceAccount, PullPolicy: f.Deploy.ImagePullPolicy,
 		Kubernetes:  target == "airflow" && opts.Operator == OperatorKubernetes,
 		LockRetries: LockRetries, ExitLocked: ExitLocked, ExitBadInput: ExitBadInput,
 		ReportFileEnv: ReportFileEnv, XComReport: AirflowXComReport, ArgoReport: ArgoReport}
@@ -115,6 +137,13 @@ func (v *view) addTasks(f *dagfile.File, sel []*dagfile.Task, opts Options) erro
 		}
 		kube[tv.KubeName] = t.Name
 		v.Tasks = append(v.Tasks, tv)
+		v.K8sModels = v.K8sModels || len(tv.Requests)+len(tv.Limits)+len(tv.Volumes) > 0
+		v.AirflowConns = v.AirflowConns || len(tv.AirflowConns) > 0
+		for _, vol := range tv.Volumes {
+			if !slices.ContainsFunc(v.Volumes, func(x dagfile.Volume) bool { return x.Name == vol.Name }) {
+				v.Volumes = append(v.Volumes, vol)
+			}
+		}
 		tags = append(tags, t.Tags...)
 		v.AllVars = append(v.AllVars, tv.Vars...)
 		for _, u := range tv.Upstream {
@@ -122,22 +151,28 @@ func (v *view) addTasks(f *dagfile.File, sel []*dagfile.Task, opts Options) erro
 		}
 	}
 	v.Tags, v.AllVars = uniq(tags), uniq(v.AllVars)
+	slices.SortFunc(v.Volumes, func(a, b dagfile.Volume) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(v.Edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
 	return nil
 }
 
 // newTaskView builds the view of one selected task.
 func newTaskView(f *dagfile.File, t *dagfile.Task, picked map[string]*dagfile.Task, opts Options) *taskView {
-	a := args(t.Name, opts.DagfilePath)
 	tv := &taskView{Name: t.Name, KubeName: kubeName(t.Name), Func: "weir_" + t.Name, Kind: string(t.Kind),
-		Doc: doc(t), Args: a, Shell: shellJoin(append([]string{opts.WeirBin}, a...)),
+		Doc: doc(t), Args: args(t.Name, podDagfile(f, opts)),
 		Retries: t.Retries, TotalRetries: t.Retries + LockRetries,
 		RetryDelay: seconds(t.RetryDelay.Seconds()), Timeout: seconds(t.Timeout.Seconds()),
-		Pool: t.Pool, Tags: t.Tags, Vars: f.Vars(t)}
+		Pool: t.Pool, Tags: t.Tags, Vars: f.Vars(t),
+		Requests: kvs(t.Deploy.Requests), Limits: kvs(t.Deploy.Limits), Volumes: t.Deploy.Volumes}
 	if t.Contract != nil {
 		tv.Check = pipes.ContractCheck
 	}
 	tv.RetryExpr = retryExpr(t.Retries)
+	for _, name := range t.Connections() {
+		if c := f.Connections[name]; c != nil && c.AirflowConn != "" && len(c.Vars) == 1 {
+			tv.AirflowConns = append(tv.AirflowConns, kv{c.Vars[0], c.AirflowConn})
+		}
+	}
 	for _, s := range t.Sinks() {
 		tv.Sinks = append(tv.Sinks, sinkView{Parts: s.Parts(), URI: assetURI(f, s)})
 	}
@@ -198,25 +233,29 @@ func doc(t *dagfile.Task) string {
 }
 
 // header is the comment at the top of each file.
-func header(target string, o Options) []string {
-	cmd := []string{"weir", "generate", target, "-f", o.DagfilePath, "-o", or(o.OutDir, "DIR")}
-	if target == "airflow" && o.Operator != OperatorBash {
+func header(target string, f *dagfile.File, o Options) []string {
+	cmd := []string{"weir", "generate", target, "-f", f.Path, "-o", or(o.OutDir, "DIR")}
+	if o.DagfilePath != "" {
+		cmd = append(cmd, "--dagfile-path", o.DagfilePath)
+	}
+	pods := target == "argo" || o.Operator == OperatorKubernetes
+	if target == "airflow" && o.Operator != "" && o.Operator != OperatorBash {
 		cmd = append(cmd, "--operator", o.Operator)
 	}
-	if (target == "argo" || o.Operator == OperatorKubernetes) && o.Image != DefaultImage {
+	if pods && o.Image != "" && o.Image != DefaultImage {
 		cmd = append(cmd, "--image", o.Image)
 	}
-	if o.WeirBin != DefaultWeirBin {
+	if o.WeirBin != "" && o.WeirBin != DefaultWeirBin {
 		cmd = append(cmd, "--weir-bin", o.WeirBin)
 	}
-	if (target == "argo" || o.Operator == OperatorKubernetes) && o.Secret != DefaultSecret {
+	if pods && o.Secret != "" && o.Secret != DefaultSecret {
 		cmd = append(cmd, "--secret", o.Secret)
 	}
 	if len(o.Select) > 0 {
 		cmd = append(cmd, "--select", strings.Join(o.Select, ","))
 	}
 	return []string{
-		"Generated by weir from " + o.DagfilePath + ". Do not edit: regenerate with",
+		"Generated by weir from " + f.Path + ". Do not edit: regenerate with",
 		"  " + shellJoin(cmd),
 	}
 }

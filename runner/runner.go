@@ -34,12 +34,13 @@ type Runner struct {
 	engine *engineFuture
 }
 
-// Load reads a dagfile (expanding ${VAR} from the environment) and returns
-// a Runner for it. A malformed dagfile is bad input (errors.Is
+// Load reads a dagfile (expanding the ${VAR} it finds in the environment)
+// and returns a Runner for it. A malformed dagfile is bad input (errors.Is
 // routes.ErrBadInput, exit 2); its error lists every problem with
-// file:line:col.
+// file:line:col. An unset variable is bad input only for the tasks whose
+// connections use it, when they are selected or run (dagfile.File.Resolve).
 func Load(path string, opts Options) (*Runner, error) {
-	f, err := dagfile.Load(path)
+	f, err := dagfile.LoadLazy(path, os.LookupEnv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", routes.ErrBadInput, err)
 	}
@@ -77,9 +78,13 @@ func (r *Runner) Close() error {
 	return errors.Join(errs...)
 }
 
-// task returns the named task, or bad input naming the defined ones.
+// task returns the named task, or bad input naming the defined ones or
+// the unset variables of its connections.
 func (r *Runner) task(name string) (*dagfile.Task, error) {
 	if t := r.file.Task(name); t != nil {
+		if err := r.file.Resolve(t); err != nil {
+			return nil, fmt.Errorf("%w: task %s: %w", routes.ErrBadInput, name, err)
+		}
 		return t, nil
 	}
 	var names []string

@@ -40,8 +40,20 @@ def airflow_graph():
             "secrets": [s.deploy_target for s in kw.get("secrets", [])],
             "skip_on_exit_code": kw.get("skip_on_exit_code"),
         }
+        if "cmds" in kw:
+            tasks[tid]["pod"] = pod(kw)
     return {"dag_id": dag.dag_id, "schedule": dag.kwargs["schedule"], "max_active_runs": dag.kwargs["max_active_runs"],
             "catchup": dag.kwargs["catchup"], "tags": dag.kwargs["tags"], "tasks": tasks}
+
+
+def pod(kw):
+    """The pod settings of a KubernetesPodOperator, kubernetes models as dicts."""
+    out = {}
+    for key in ("image", "image_pull_policy", "namespace", "service_account_name", "container_resources", "volumes", "volume_mounts"):
+        if key in kw:
+            v = kw[key]
+            out[key] = [m.record() for m in v] if isinstance(v, list) else v.record() if hasattr(v, "record") else v
+    return out
 
 
 def dagster_graph():

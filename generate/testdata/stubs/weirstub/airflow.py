@@ -93,11 +93,16 @@ class BashOperator(BaseOperator):
 
     allowed = {"bash_command", "env", "append_env", "skip_on_exit_code", "cwd"}
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.env = kwargs.get("env")
+
     def skip_message(self, code):
         return f"Bash command returned exit code {code}. Skipping."
 
     def execute(self, context):
-        proc = subprocess.run(["bash", "-c", self.kwargs["bash_command"]], capture_output=True, text=True)
+        # env replaces the environment, as in Airflow (without append_env).
+        proc = subprocess.run(["bash", "-c", self.kwargs["bash_command"]], capture_output=True, text=True, env=self.env)
         self.exit_code(proc.returncode)
         return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else None
 
@@ -107,7 +112,8 @@ class KubernetesPodOperator(BaseOperator):
     do_xcom_push the pod's /airflow/xcom is a temporary folder and the XCom
     is the JSON in its return.json, as the operator's sidecar reads it."""
 
-    allowed = {"name", "image", "cmds", "arguments", "secrets", "get_logs", "skip_on_exit_code", "namespace", "env_vars", "do_xcom_push"}
+    allowed = {"name", "image", "cmds", "arguments", "secrets", "get_logs", "skip_on_exit_code", "namespace", "env_vars", "do_xcom_push",
+               "image_pull_policy", "service_account_name", "container_resources", "volumes", "volume_mounts"}
 
     def skip_message(self, code):
         return f"Pod {self.kwargs.get('name')} returned exit code {code}. Skipping."
@@ -123,3 +129,22 @@ class KubernetesPodOperator(BaseOperator):
                 return None
             with open(os.path.join(xcom, "return.json"), encoding="utf-8") as f:
                 return json.load(f)
+
+
+class BaseHook:
+    """get_connection reads the URIs from $WEIR_STUB_CONNECTIONS (JSON: id → URI)."""
+
+    @classmethod
+    def get_connection(cls, conn_id):
+        conns = json.loads(os.environ.get("WEIR_STUB_CONNECTIONS", "{}"))
+        if conn_id not in conns:
+            raise KeyError(f"The conn_id `{conn_id}` isn't defined")
+        return _Connection(conns[conn_id])
+
+
+class _Connection:
+    def __init__(self, uri):
+        self.uri = uri
+
+    def get_uri(self):
+        return self.uri
