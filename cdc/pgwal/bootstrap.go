@@ -33,6 +33,11 @@ func (r *run) bootstrap(ctx context.Context) (res Result, err error) {
 	if err := dropSlot(ctx, r.src, r.name); err != nil {
 		return res, err
 	}
+	if w, err := keepSizeWarning(ctx, r.src); err != nil {
+		return res, err
+	} else if w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	createdPub, err := ensurePublication(ctx, r.src, r.name, r.cfg.Tables)
 	if err != nil {
 		return res, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,66 @@ func TestRun_FailedBootstrapDropsSlot(t *testing.T) {
 				t.Fatalf("after a failed bootstrap: %d slots, %d publications named %s, want 0 and %d", slots, pubs, name, wantPubs)
 			}
 		})
+	}
+}
+
+// TestRun_SlotWAL: every run reports the WAL its slot retains and warns
+// above the threshold (SlotWALWarn), Status too; the bootstrap warns when
+// max_slot_wal_keep_size is unlimited; weir reset (Drop) drops the slot
+// and the publication, which retires the task.
+func TestRun_SlotWAL(t *testing.T) {
+	e := setup(t)
+	var keep string
+	if err := e.conn.QueryRow(e.ctx, `SELECT setting FROM pg_settings WHERE name = 'max_slot_wal_keep_size'`).Scan(&keep); err != nil {
+		t.Fatal(err)
+	}
+	res := e.run()
+	hasWarning := func(ws []string, s string) bool {
+		return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, s) })
+	}
+	if got := hasWarning(res.Warnings, "max_slot_wal_keep_size is -1"); got != (keep == "-1") {
+		t.Errorf("bootstrap with max_slot_wal_keep_size %s: warnings %q", keep, res.Warnings)
+	}
+	if res.SlotRetained <= 0 || hasWarning(res.Warnings, "retains") {
+		t.Errorf("bootstrap = %+v, want the slot's retained WAL, under the default threshold", res)
+	}
+	name, _ := e.cfg.Name()
+	e.cfg.SlotWALWarn = 1
+	e.exec(`UPDATE ` + ident(e.src) + ` SET n = n + 1 WHERE id = 1`)
+	res = e.run()
+	if res.SlotRetained <= 1 || !hasWarning(res.Warnings, "replication slot "+name+" retains") || !hasWarning(res.Warnings, "weir reset") {
+		t.Errorf("run over the threshold = %+v, want a warning naming the slot and weir reset", res)
+	}
+	lag, err := Status(e.ctx, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lag.Retained <= 1 || !strings.Contains(lag.Warning, name) {
+		t.Errorf("status over the threshold = %+v, want the retained WAL and a warning", lag)
+	}
+	e.cfg.SlotWALWarn = 1 << 50
+	if lag, err = Status(e.ctx, e.cfg); err != nil || lag.Warning != "" {
+		t.Errorf("status under the threshold = %+v, %v: want no warning", lag, err)
+	}
+	if err := Drop(e.ctx, e.cfg); err != nil {
+		t.Fatal(err)
+	}
+	var slots, pubs int
+	if err := e.conn.QueryRow(e.ctx, `SELECT (SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1),
+		(SELECT count(*) FROM pg_publication WHERE pubname = $1)`, name).Scan(&slots, &pubs); err != nil {
+		t.Fatal(err)
+	}
+	if slots != 0 || pubs != 0 {
+		t.Fatalf("after weir reset: %d slots, %d publications named %s, want none", slots, pubs, name)
+	}
+}
+
+// TestKeepSizeText: only an unlimited max_slot_wal_keep_size (-1, the
+// default; the test server bounds it) is warned about.
+func TestKeepSizeText(t *testing.T) {
+	for setting, warn := range map[string]bool{"-1": true, "4096": false, "0": false} {
+		if got := keepSizeText(setting); (got != "") != warn || warn && !strings.Contains(got, "ALTER SYSTEM SET max_slot_wal_keep_size") {
+			t.Errorf("max_slot_wal_keep_size %s: warning %q, want one: %v", setting, got, warn)
+		}
 	}
 }

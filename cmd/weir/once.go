@@ -16,6 +16,7 @@ func init() { commands = append(commands, newOnceCmd) }
 func newOnceCmd() *cobra.Command {
 	var file, task string
 	var asJSON bool
+	var walWarn slotWALWarn
 	cmd := &cobra.Command{
 		Use:   "once --task NAME -f weir.yaml [--json]",
 		Short: "Run one batch of one dagfile task, then exit",
@@ -33,7 +34,7 @@ another run (retry later). See docs/runner.md.`,
 			if err := required("--task", task); err != nil {
 				return err
 			}
-			r, err := loadRunner(file)
+			r, err := loadRunner(file, runner.Options{SlotWALWarn: int64(walWarn)})
 			if err != nil {
 				return err
 			}
@@ -43,6 +44,7 @@ another run (retry later). See docs/runner.md.`,
 		},
 	}
 	f := cmd.Flags()
+	addSlotWALWarn(f, &walWarn)
 	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringVar(&task, "task", "", "the task to run (required)")
 	f.BoolVar(&asJSON, "json", false, "print the run report as JSON on stdout")
@@ -58,8 +60,12 @@ func required(flag, value string) error {
 }
 
 // loadRunner loads the dagfile; a malformed one is bad input (exit 2).
-func loadRunner(file string) (*runner.Runner, error) {
-	r, err := runner.Load(file, runner.Options{})
+func loadRunner(file string, opts ...runner.Options) (*runner.Runner, error) {
+	var o runner.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	r, err := runner.Load(file, o)
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitBadInput, Err: err}
 	}
