@@ -216,6 +216,9 @@ func dateTextRange(s, typ string, o Options) error {
 	if !isDate && (!strings.HasPrefix(typ, "DateTime") || strings.HasPrefix(typ, "DateTime64")) {
 		return nil
 	}
+	if s == "infinity" || s == "-infinity" {
+		return infinityErr(s, typ)
+	}
 	t, ok := parseDateText(s)
 	if !ok {
 		return fmt.Errorf("%q has no ClickHouse %s value", s, typ)
