@@ -177,6 +177,13 @@ func cellText(v any, typ string, o Options) (s string, null bool, err error) {
 		if err := dateTextRange(x, inner, o); err != nil {
 			return "", false, err
 		}
+		if inner == "Float64" {
+			// ClickHouse's text parser reads a subnormal double (5e-324) as
+			// 0; the bulk route's binary insert keeps it
+			if f, err := strconv.ParseFloat(x, 64); err == nil && f != 0 && math.Abs(f) < 0x1p-1022 {
+				return "", false, fmt.Errorf("float %s is subnormal, which ClickHouse reads from text as 0", x)
+			}
+		}
 		if strings.HasPrefix(inner, "DateTime") && !strings.HasPrefix(inner, "DateTime64") {
 			return wholeSeconds(x, o)
 		}

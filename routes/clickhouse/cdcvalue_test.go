@@ -45,6 +45,11 @@ func TestCellText_DateRange(t *testing.T) {
 		{"-infinity", "Date", "no ClickHouse Date value"},
 		{"0044-03-15 BC", "Date", "no ClickHouse Date value"},
 		{"whatever", "String", ""},
+		{"5e-324", "Float64", "subnormal"},
+		{"-2.2250738585072e-308", "Nullable(Float64)", "subnormal"},
+		{"2.2250738585072014e-308", "Float64", ""},
+		{"-0", "Float64", ""},
+		{"NaN", "Float64", ""},
 		{"1000-01-01 00:00:00", "DateTime64(6)", ""}, // DateTime64's range is checked by ClickHouse's cast
 	}
 	for _, tt := range tests {
