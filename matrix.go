@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// Planned endpoints of the routes matrix (DESIGN.md): every source crossed
+// Planned endpoints of the routes matrix (docs/architecture.md): every source crossed
 // with every destination is either implemented (and exercised by
 // routes_matrix_test.go, which moves rows through it) or deferred with a
 // reason. `weir routes` prints this table; docs/routes.md is rendered from it.

@@ -151,13 +151,7 @@ func copySpec(s routes.Source, d routes.Destination, t routes.TableRef, opts Tra
 	if opts.DestTable != "" {
 		spec.DestTable, _ = routes.ParseTableRef(opts.DestTable)
 	}
-	if opts.DestSchema != "" {
-		name := t.Name
-		if spec.DestTable.Name != "" {
-			name = spec.DestTable.Name
-		}
-		spec.DestTable = routes.TableRef{Schema: opts.DestSchema, Name: name}
-	}
+	spec.DestSchema = opts.DestSchema
 	if mode == routes.ModeAppend || mode == routes.ModeMerge {
 		spec.Window = incremental.Watermark(s, d, opts.Cursor)
 	}

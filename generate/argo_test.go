@@ -60,6 +60,15 @@ type argoTemplate struct {
 			} `yaml:"valueFrom"`
 		} `yaml:"env"`
 	} `yaml:"container"`
+	Outputs struct {
+		Parameters []struct {
+			Name      string `yaml:"name"`
+			ValueFrom struct {
+				Path    string `yaml:"path"`
+				Default string `yaml:"default"`
+			} `yaml:"valueFrom"`
+		} `yaml:"parameters"`
+	} `yaml:"outputs"`
 }
 
 // argoTask is one task of the DAG as the tests compare it.
@@ -69,6 +78,7 @@ type argoTask struct {
 	Limit    string
 	Deadline int
 	Env      []string // NAME=secret/key
+	Report   string   // the output parameter "report": the file $WEIR_REPORT_FILE names
 }
 
 // gotArgo reads the DAG out of a WorkflowTemplate.
@@ -91,6 +101,14 @@ func gotArgo(t *testing.T, wt argoDoc) map[string]argoTask {
 		at := argoTask{Deps: append([]string{}, task.Dependencies...), Argv: slices.Concat(tp.Container.Command, tp.Container.Args),
 			Limit: tp.Retry.Limit, Deadline: tp.Deadline, Env: []string{}}
 		for _, e := range tp.Container.Env {
+			if e.Name == ReportFileEnv {
+				for _, p := range tp.Outputs.Parameters {
+					if p.Name == "report" && p.ValueFrom.Path == e.Value && p.ValueFrom.Default != "" {
+						at.Report = e.Value
+					}
+				}
+				continue
+			}
 			if e.Value != "" {
 				t.Errorf("task %s: env %s is inlined", task.Name, e.Name)
 			}
@@ -108,7 +126,7 @@ func wantArgo(t *testing.T, f *dagfile.File, opts Options) map[string]argoTask {
 	want := map[string]argoTask{}
 	for name, task := range sel {
 		at := argoTask{Deps: []string{}, Argv: []string{opts.WeirBin, "once", "--task", name, "-f", opts.DagfilePath, "--json"},
-			Limit: strconv.Itoa(task.Retries + LockRetries), Deadline: int(task.Timeout.Seconds()), Env: []string{}}
+			Limit: strconv.Itoa(task.Retries + LockRetries), Deadline: int(task.Timeout.Seconds()), Env: []string{}, Report: ArgoReport}
 		for _, u := range selectedUpstream(task, sel) {
 			at.Deps = append(at.Deps, kubeName(u))
 		}

@@ -23,6 +23,17 @@ const (
 // retries: 0.
 const LockRetries = 3
 
+// Where a generated task's run report goes, besides its last stdout line
+// (which Airflow's BashOperator pushes to XCom): `weir once` writes it to
+// the file $WEIR_REPORT_FILE names, which the generated pod specs set to
+// the KubernetesPodOperator's XCom file and to the Argo step's output
+// parameter "report".
+const (
+	ReportFileEnv     = "WEIR_REPORT_FILE"
+	AirflowXComReport = "/airflow/xcom/return.json"
+	ArgoReport        = "/tmp/weir-report.json"
+)
+
 // Defaults of Options.
 const (
 	DefaultWeirBin = "weir"

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/report/pipes"
 )
 
 var (
@@ -109,7 +110,9 @@ type airflowTask struct {
 	RetryDelay     float64  `json:"retry_delay"`
 	Timeout        float64  `json:"timeout"`
 	Pool           string   `json:"pool"`
+	Inlets         []string `json:"inlets"`
 	Outlets        []string `json:"outlets"`
+	XComPush       bool     `json:"xcom_push"`
 	Secrets        []string `json:"secrets"`
 	SkipOnExitCode []int    `json:"skip_on_exit_code"`
 }
@@ -135,12 +138,15 @@ func wantAirflow(t *testing.T, f *dagfile.File, opts Options) airflowDAG {
 			Argv:    []string{opts.WeirBin, "once", "--task", name, "-f", opts.DagfilePath, "--json"},
 			Retries: task.Retries, AirflowRetries: task.Retries + LockRetries,
 			RetryDelay: task.RetryDelay.Seconds(), Timeout: task.Timeout.Seconds(), Pool: task.Pool,
-			Secrets: []string{}, SkipOnExitCode: []int{ExitLocked, ExitBadInput}}
+			Secrets: []string{}, SkipOnExitCode: []int{ExitLocked, ExitBadInput}, Inlets: []string{}, XComPush: true}
 		if opts.Operator == OperatorKubernetes {
 			at.Operator, at.Secrets = "KubernetesPodOperator", append(at.Secrets, f.Vars(task)...)
 		}
 		for _, s := range task.Sinks() {
-			at.Outlets = append(at.Outlets, "weir://"+s.Conn+"/"+s.Name())
+			at.Outlets = append(at.Outlets, assetURI(f, s))
+		}
+		for _, s := range task.Sources() {
+			at.Inlets = append(at.Inlets, assetURI(f, s))
 		}
 		d.Tasks[name] = at
 	}
@@ -186,6 +192,7 @@ type dagsterAsset struct {
 	Retries    int        `json:"retries"`
 	RetryDelay int        `json:"retry_delay"`
 	Pool       string     `json:"pool"`
+	Checks     []string   `json:"checks"` // asset/key:check of its contract
 }
 
 type dagsterDefs struct {
@@ -202,9 +209,12 @@ func wantDagster(t *testing.T, f *dagfile.File, opts Options) dagsterDefs {
 	d := dagsterDefs{Assets: map[string]*dagsterAsset{}}
 	for name, task := range sel {
 		a := &dagsterAsset{Function: "weir_" + name, Group: f.Name, Tags: task.Tags, Deps: [][]string{},
-			Retries: task.Retries, RetryDelay: int(task.RetryDelay.Seconds()), Pool: task.Pool}
+			Retries: task.Retries, RetryDelay: int(task.RetryDelay.Seconds()), Pool: task.Pool, Checks: []string{}}
 		for _, s := range task.Sinks() {
 			a.Keys = append(a.Keys, dagsterKey(s))
+		}
+		if task.Contract != nil {
+			a.Checks = append(a.Checks, pipes.AssetKey(dagsterKey(task.Sink()))+":"+pipes.ContractCheck)
 		}
 		for _, u := range selectedUpstream(task, sel) {
 			a.Deps = append(a.Deps, readKeys(task, f.Task(u))...)
@@ -239,7 +249,7 @@ func readKeys(task, up *dagfile.Task) [][]string {
 func dagsterKey(a dagfile.TableAddr) []string {
 	parts := a.Parts()
 	for i, p := range parts {
-		parts[i] = assetPartRE.ReplaceAllString(p, "_")
+		parts[i] = pipes.KeyPart(p)
 	}
 	return parts
 }

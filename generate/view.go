@@ -3,12 +3,14 @@ package generate
 import (
 	"cmp"
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/report/openlineage"
+	"github.com/weirhq/weir/report/pipes"
 )
 
 // view is what the templates see of one dagfile.
@@ -19,6 +21,7 @@ type view struct {
 	WeirBin, Image, Secret                string
 	Kubernetes                            bool
 	LockRetries, ExitLocked, ExitBadInput int
+	ReportFileEnv, XComReport, ArgoReport string
 	Tags, AllVars                         []string
 	Tasks                                 []*taskView // dependency order
 	Edges                                 []edge
@@ -31,19 +34,20 @@ type taskView struct {
 	Shell                           string   // the whole command, quoted for a shell
 	Retries, TotalRetries           int
 	RetryDelay, Timeout             int    // seconds; Timeout 0: none
-	TimeoutPy                       string // Timeout as Python: None or seconds
 	RetryExpr                       string // Argo retryStrategy expression
 	Pool                            string
+	Check                           string // the asset check of its contract (Dagster); "" when none
 	Tags, Vars                      []string
 	Upstream, UpstreamKube          []string // selected upstream tasks only
 	Sinks                           []sinkView
+	Sources                         []sinkView // the tables it reads (Airflow inlets)
 	DepKeys                         [][]string // asset keys this task's assets depend on
 }
 
 // sinkView is a table a task writes.
 type sinkView struct {
 	Parts []string // [connection, schema, table]
-	URI   string   // weir://connection/schema.table
+	URI   string   // the Airflow Asset URI (assetURI)
 }
 
 // edge is a dependency between two selected tasks.
@@ -64,7 +68,8 @@ func newView(f *dagfile.File, opts Options, target string) (*view, error) {
 		Header:      header(target, opts), Schedule: f.Schedule, Cron: f.Cron(),
 		WeirBin: opts.WeirBin, Image: opts.Image, Secret: opts.Secret,
 		Kubernetes:  target == "airflow" && opts.Operator == OperatorKubernetes,
-		LockRetries: LockRetries, ExitLocked: ExitLocked, ExitBadInput: ExitBadInput}
+		LockRetries: LockRetries, ExitLocked: ExitLocked, ExitBadInput: ExitBadInput,
+		ReportFileEnv: ReportFileEnv, XComReport: AirflowXComReport, ArgoReport: ArgoReport}
 	if err := v.addTasks(f, sel, opts); err != nil {
 		return nil, err
 	}
@@ -74,14 +79,12 @@ func newView(f *dagfile.File, opts Options, target string) (*view, error) {
 	return v, nil
 }
 
-var assetPartRE = regexp.MustCompile(`[^A-Za-z0-9_]`)
-
 // dagsterKeys makes asset key parts valid Dagster names: other characters
 // become _ (files:in/orders.csv → ["files", "in_orders_csv"]).
 func (v *view) dagsterKeys() {
 	fix := func(parts []string) {
 		for i, p := range parts {
-			parts[i] = assetPartRE.ReplaceAllString(p, "_")
+			parts[i] = pipes.KeyPart(p)
 		}
 	}
 	for _, t := range v.Tasks {
@@ -131,13 +134,15 @@ func newTaskView(f *dagfile.File, t *dagfile.Task, picked map[string]*dagfile.Ta
 		Retries: t.Retries, TotalRetries: t.Retries + LockRetries,
 		RetryDelay: seconds(t.RetryDelay.Seconds()), Timeout: seconds(t.Timeout.Seconds()),
 		Pool: t.Pool, Tags: t.Tags, Vars: f.Vars(t)}
-	tv.TimeoutPy = "None"
-	if tv.Timeout > 0 {
-		tv.TimeoutPy = strconv.Itoa(tv.Timeout)
+	if t.Contract != nil {
+		tv.Check = pipes.ContractCheck
 	}
 	tv.RetryExpr = retryExpr(t.Retries)
 	for _, s := range t.Sinks() {
-		tv.Sinks = append(tv.Sinks, sinkView{Parts: s.Parts(), URI: "weir://" + s.Conn + "/" + s.Name()})
+		tv.Sinks = append(tv.Sinks, sinkView{Parts: s.Parts(), URI: assetURI(f, s)})
+	}
+	for _, s := range t.Sources() {
+		tv.Sources = append(tv.Sources, sinkView{Parts: s.Parts(), URI: assetURI(f, s)})
 	}
 	for _, u := range t.Upstream {
 		if up := picked[u]; up != nil {
@@ -227,4 +232,67 @@ func uniq(s []string) []string {
 // kubeName turns a dagfile name into a DNS-1123 label: _ becomes -.
 func kubeName(name string) string {
 	return strings.Trim(strings.ReplaceAll(name, "_", "-"), "-")
+}
+
+// assetURI is the Airflow Asset (Dataset) URI of a table: the OpenLineage
+// name of the table in the form Airflow's providers map to it
+// (postgres://host:5432/db/schema/table, mysql://host:3306/db/table,
+// file:///path, s3://bucket/key, bigquery://project/dataset/table), so the
+// DAGs of dagfiles that share a table connect, and Airflow's lineage names
+// it as weir's OpenLineage events do. A connection whose URL needs the
+// environment (${VAR}) or holds a relative path cannot be named at
+// generation time: its tables are weir://<connection>/<schema>.<table>.
+func assetURI(f *dagfile.File, a dagfile.TableAddr) string {
+	fallback := "weir://" + a.Conn + "/" + a.Name()
+	c := f.Connections[a.Conn]
+	if c == nil {
+		return fallback
+	}
+	raw := withoutSecrets(c.Raw)
+	if strings.Contains(raw, "${") || hasRelativePath(raw) {
+		return fallback
+	}
+	ns, name, ok := openlineage.DatasetName(raw, a.Schema, a.Table)
+	if !ok {
+		return fallback
+	}
+	switch scheme, _, _ := strings.Cut(ns, "://"); scheme {
+	case "file":
+		return "file://" + name
+	case "s3", "gs":
+		return ns + "/" + name
+	case "bigquery":
+		return "bigquery://" + strings.ReplaceAll(name, ".", "/")
+	}
+	return ns + "/" + strings.ReplaceAll(name, ".", "/")
+}
+
+var refParam = regexp.MustCompile(`[?&][^=&#]*=[^&#]*\$\{[^}]*\}[^&#]*`)
+
+// withoutSecrets drops what a URL's name does not need and may take from
+// the environment: the user info and query parameters holding ${VAR}.
+func withoutSecrets(raw string) string {
+	if i := strings.Index(raw, "://"); i >= 0 {
+		rest := raw[i+3:]
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+			raw = raw[:i+3] + rest[at+1:]
+		}
+	}
+	return refParam.ReplaceAllStringFunc(raw, func(m string) string {
+		return strings.TrimPrefix(m[:1], "&") // keep a leading "?": the query goes on
+	})
+}
+
+// hasRelativePath reports whether a connection URL names a relative path
+// (./data, file://./lake, warehouse=file://./lake): resolved against the
+// dagfile's folder at run time, so unknown here.
+func hasRelativePath(raw string) bool {
+	if !strings.Contains(raw, "://") {
+		return !path.IsAbs(raw)
+	}
+	return strings.Contains(raw, "://.")
 }

@@ -16,6 +16,10 @@ import (
 type CopySpec struct {
 	Table     TableRef // source table
 	DestTable TableRef // destination table; empty means the source's name
+	// DestSchema, when set, replaces the schema of the destination table. With
+	// no DestTable the name is the probed one (a file source's orders.csv
+	// lands as orders), so it is applied after the probe.
+	DestSchema string
 	Mode      Mode
 	Budget    Budget
 	RunID     string
@@ -87,6 +91,9 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 func (s CopySpec) withDefaults(info *TableInfo) CopySpec {
 	if s.DestTable.Name == "" {
 		s.DestTable = info.Ref
+	}
+	if s.DestSchema != "" {
+		s.DestTable.Schema = s.DestSchema
 	}
 	if s.Mode == "" {
 		s.Mode = ModeReplace

@@ -58,6 +58,9 @@ func (run *modelRun) checkContract(ctx context.Context, text string) (*checked, 
 	if err := run.countBad(ctx, chk); err != nil {
 		return nil, err
 	}
+	if err := noteContract(ctx, run.db, c, run.rep, chk.total, chk.bad); err != nil {
+		return nil, err
+	}
 	return chk, run.checkRatio(ctx, chk)
 }
 

@@ -281,6 +281,11 @@ func (run *streamRun) check(ctx context.Context) (int64, error) {
 	if err := run.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE %s) FROM %s", badCond, checkedTable), &total, &bad); err != nil {
 		return 0, err
 	}
+	if c := run.t.Contract; c != nil {
+		if err := noteContract(ctx, run.db, c, run.rep, total, bad); err != nil {
+			return 0, err
+		}
+	}
 	if c := run.t.Contract; c != nil && float64(bad)/float64(total) > c.MaxBadRatio {
 		return 0, fmt.Errorf("contract of %s: %d of %d events break it, above max_bad_ratio %g; nothing was committed and the batch is read again on the next run",
 			run.t.Name, bad, total, c.MaxBadRatio)

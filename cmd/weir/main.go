@@ -40,6 +40,17 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints what `weir version` prints. Not cobra's own Version
+	// field: that is rendered for every command, and asking DuckDB its
+	// version opens an engine.
+	showVersion := root.Flags().Bool("version", false, "print the build info (see weir version)")
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if *showVersion {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), readBuildInfo(cmd.Context()))
+			return err
+		}
+		return cmd.Help()
+	}
 	for _, c := range commands {
 		root.AddCommand(c())
 	}

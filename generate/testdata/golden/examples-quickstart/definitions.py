@@ -3,8 +3,11 @@
 #
 # One Dagster asset per dagfile task, keyed by the table it writes
 # (AssetKey([connection, schema, table])), each materialized by running
-# `weir once --task NAME --json` in a subprocess; the JSON report (rows,
-# offsets, lag, elapsed_ms, …) becomes the materialization's metadata.
+# `weir once --task NAME --json` under Dagster Pipes (PipesSubprocessClient):
+# weir reports each table's materialization with its metadata (rows in and
+# out, quarantined, offsets, lag, elapsed_ms) and, for a task with a
+# contract, the result of its asset check (rows that break a rule go to the
+# quarantine table; the check fails when more than max_bad_ratio do).
 # Exit codes: 75 (the sink is locked by another run) requests a retry, up to
 # LOCK_RETRIES more tries; 2 (bad input) fails without retries; any other
 # failure follows the asset's RetryPolicy (the dagfile's retries).
@@ -12,8 +15,7 @@
 # environment variables its connections use: none.
 # At most one run of this DAG at a time: limit the run tag weir/dag=quickstart
 # to 1 in the run coordinator's tag_concurrency_limits.
-import json
-import subprocess
+import re
 
 import dagster as dg
 
@@ -22,47 +24,26 @@ DAGFILE = "examples/quickstart/weir.yaml"
 LOCK_RETRIES = 3
 EXIT_LOCKED = 75
 EXIT_BAD_INPUT = 2
+_EXIT_CODE = re.compile(r"code:? (-?\d+)")
 
 
-def _report(stdout):
-    """Parses the --json report: the whole output, else its last line."""
-    text = stdout.strip()
-    if not text:
-        return {}
-    try:
-        return json.loads(text)
-    except ValueError:
-        return json.loads(text.splitlines()[-1])
-
-
-def _metadata(report):
-    """Turns the report into materialization metadata."""
-    meta = {}
-    for key in sorted(report):
-        value = report[key]
-        if isinstance(value, (dict, list)):
-            meta[key] = dg.MetadataValue.json(value)
-        elif isinstance(value, (bool, int, float, str)):
-            meta[key] = value
-    return meta
-
-
-def _run_weir(context, task, retries, retry_delay, timeout):
-    """Runs one weir task and returns its report as metadata."""
+def _run_weir(context, pipes_client, task, retries, retry_delay):
+    """Runs one weir task under Dagster Pipes and yields what it reported."""
     argv = [WEIR, "once", "--task", task, "-f", DAGFILE, "--json"]
     context.log.info("running " + " ".join(argv))
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    if proc.stderr:
-        context.log.info(proc.stderr[-20000:])
-    if proc.returncode == EXIT_LOCKED:
-        raise dg.RetryRequested(max_retries=retries + LOCK_RETRIES, seconds_to_wait=retry_delay)
-    if proc.returncode != 0:
+    try:
+        results = pipes_client.run(command=argv, context=context).get_results()
+    except dg.DagsterPipesExecutionError as err:
+        code = _EXIT_CODE.search(str(err))
+        code = int(code.group(1)) if code else None
+        if code == EXIT_LOCKED:
+            raise dg.RetryRequested(max_retries=retries + LOCK_RETRIES, seconds_to_wait=retry_delay) from None
         raise dg.Failure(
-            description=f"weir once --task {task} exited {proc.returncode}",
-            metadata={"exit_code": proc.returncode, "stderr": proc.stderr[-2000:]},
-            allow_retries=proc.returncode != EXIT_BAD_INPUT,
-        )
-    return _metadata(_report(proc.stdout))
+            description=f"weir once --task {task} exited {code}",
+            metadata={"exit_code": code},
+            allow_retries=code != EXIT_BAD_INPUT,
+        ) from err
+    yield from results
 
 
 
@@ -75,8 +56,8 @@ def _run_weir(context, task, retries, retry_delay, timeout):
     metadata={"weir/task": "bronze_customers", "weir/kind": "transfer"},
     retry_policy=dg.RetryPolicy(max_retries=1, delay=30),
 )
-def weir_bronze_customers(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-    return dg.MaterializeResult(metadata=_run_weir(context, "bronze_customers", 1, 30, None))
+def weir_bronze_customers(context: dg.AssetExecutionContext, pipes_subprocess_client: dg.PipesSubprocessClient):
+    yield from _run_weir(context, pipes_subprocess_client, "bronze_customers", 1, 30)
 
 
 @dg.asset(
@@ -88,8 +69,8 @@ def weir_bronze_customers(context: dg.AssetExecutionContext) -> dg.MaterializeRe
     metadata={"weir/task": "bronze_orders", "weir/kind": "transfer"},
     retry_policy=dg.RetryPolicy(max_retries=1, delay=30),
 )
-def weir_bronze_orders(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-    return dg.MaterializeResult(metadata=_run_weir(context, "bronze_orders", 1, 30, None))
+def weir_bronze_orders(context: dg.AssetExecutionContext, pipes_subprocess_client: dg.PipesSubprocessClient):
+    yield from _run_weir(context, pipes_subprocess_client, "bronze_orders", 1, 30)
 
 
 @dg.asset(
@@ -100,9 +81,10 @@ def weir_bronze_orders(context: dg.AssetExecutionContext) -> dg.MaterializeResul
     tags={"quickstart": "", "silver": ""},
     metadata={"weir/task": "silver_orders", "weir/kind": "model"},
     retry_policy=dg.RetryPolicy(max_retries=1, delay=30),
+    check_specs=[dg.AssetCheckSpec("contract", asset=dg.AssetKey(["lake", "silver", "orders"]))],
 )
-def weir_silver_orders(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-    return dg.MaterializeResult(metadata=_run_weir(context, "silver_orders", 1, 30, None))
+def weir_silver_orders(context: dg.AssetExecutionContext, pipes_subprocess_client: dg.PipesSubprocessClient):
+    yield from _run_weir(context, pipes_subprocess_client, "silver_orders", 1, 30)
 
 
 @dg.asset(
@@ -113,9 +95,10 @@ def weir_silver_orders(context: dg.AssetExecutionContext) -> dg.MaterializeResul
     tags={"gold": "", "quickstart": ""},
     metadata={"weir/task": "gold_revenue_by_country", "weir/kind": "model"},
     retry_policy=dg.RetryPolicy(max_retries=1, delay=30),
+    check_specs=[dg.AssetCheckSpec("contract", asset=dg.AssetKey(["lake", "gold", "revenue_by_country"]))],
 )
-def weir_gold_revenue_by_country(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-    return dg.MaterializeResult(metadata=_run_weir(context, "gold_revenue_by_country", 1, 30, None))
+def weir_gold_revenue_by_country(context: dg.AssetExecutionContext, pipes_subprocess_client: dg.PipesSubprocessClient):
+    yield from _run_weir(context, pipes_subprocess_client, "gold_revenue_by_country", 1, 30)
 
 
 weir_assets = [weir_bronze_customers, weir_bronze_orders, weir_silver_orders, weir_gold_revenue_by_country]
@@ -132,4 +115,9 @@ weir_schedule = dg.ScheduleDefinition(
     cron_schedule="0 0 * * *",
 )
 
-defs = dg.Definitions(assets=weir_assets, jobs=[weir_job], schedules=[weir_schedule])
+defs = dg.Definitions(
+    assets=weir_assets,
+    jobs=[weir_job],
+    schedules=[weir_schedule],
+    resources={"pipes_subprocess_client": dg.PipesSubprocessClient()},
+)

@@ -50,7 +50,8 @@ def _weir_execute(op, run, context):
 
 
 class WeirOperator(BashOperator):
-    """Runs `weir once --task NAME --json` on the worker."""
+    """Runs `weir once --task NAME --json` on the worker; the run report, the
+    command's last stdout line, is the task's XCom."""
 
     def __init__(self, *, weir_retries, **kwargs):
         super().__init__(
@@ -79,6 +80,7 @@ with DAG(
         bash_command="weir once --task bronze_customers -f examples/quickstart/weir.yaml --json",
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
+        inlets=[Asset("weir://files/customers.csv")],
         outlets=[Asset("weir://lake/bronze.customers")],
         doc_md="weir transfer task bronze_customers: writes lake:bronze.customers",
     )
@@ -87,6 +89,7 @@ with DAG(
         bash_command="weir once --task bronze_orders -f examples/quickstart/weir.yaml --json",
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
+        inlets=[Asset("weir://files/orders.csv")],
         outlets=[Asset("weir://lake/bronze.orders")],
         doc_md="weir transfer task bronze_orders: writes lake:bronze.orders",
     )
@@ -95,6 +98,7 @@ with DAG(
         bash_command="weir once --task silver_orders -f examples/quickstart/weir.yaml --json",
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
+        inlets=[Asset("weir://lake/bronze.orders")],
         outlets=[Asset("weir://lake/silver.orders")],
         doc_md="weir model task silver_orders: writes lake:silver.orders",
     )
@@ -103,6 +107,7 @@ with DAG(
         bash_command="weir once --task gold_revenue_by_country -f examples/quickstart/weir.yaml --json",
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
+        inlets=[Asset("weir://lake/bronze.customers"), Asset("weir://lake/silver.orders")],
         outlets=[Asset("weir://lake/gold.revenue_by_country")],
         doc_md="weir model task gold_revenue_by_country: writes lake:gold.revenue_by_country",
     )

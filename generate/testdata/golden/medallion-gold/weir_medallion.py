@@ -50,7 +50,8 @@ def _weir_execute(op, run, context):
 
 
 class WeirOperator(BashOperator):
-    """Runs `weir once --task NAME --json` on the worker."""
+    """Runs `weir once --task NAME --json` on the worker; the run report, the
+    command's last stdout line, is the task's XCom."""
 
     def __init__(self, *, weir_retries, **kwargs):
         super().__init__(
@@ -81,6 +82,7 @@ with DAG(
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=3600),
         pool="duckdb",
+        inlets=[Asset("weir://lake/silver.customers"), Asset("weir://lake/silver.orders"), Asset("weir://lake/bronze.products")],
         outlets=[Asset("weir://lake/gold.revenue_daily")],
         doc_md="weir model task gold_revenue: writes lake:gold.revenue_daily",
     )
@@ -91,6 +93,7 @@ with DAG(
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
         pool="duckdb",
+        inlets=[Asset("weir://lake/silver.orders"), Asset("weir://lake/silver.sessions")],
         outlets=[Asset("weir://lake/gold.funnel")],
         doc_md="weir model task gold_funnel: writes lake:gold.funnel",
     )
@@ -100,7 +103,8 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
-        outlets=[Asset("weir://warehouse/analytics.revenue_daily")],
+        inlets=[Asset("weir://lake/gold.revenue_daily")],
+        outlets=[Asset("clickhouse://127.0.0.1:9000/analytics/revenue_daily")],
         doc_md="Publish the revenue table to ClickHouse for dashboards. (weir transfer task export_revenue: writes warehouse:analytics.revenue_daily)",
     )
 

@@ -48,7 +48,8 @@ def _weir_execute(op, run, context):
 
 
 class WeirOperator(KubernetesPodOperator):
-    """Runs `weir once --task NAME --json` in the weir image."""
+    """Runs `weir once --task NAME --json` in the weir image; its run report
+    is the task's XCom (weir writes it to the pod's XCom file)."""
 
     def __init__(self, *, weir_retries, **kwargs):
         super().__init__(
@@ -57,6 +58,8 @@ class WeirOperator(KubernetesPodOperator):
             image="weir:1.0",
             cmds=["weir"],
             get_logs=True,
+            do_xcom_push=True,
+            env_vars={"WEIR_REPORT_FILE": "/airflow/xcom/return.json"},
             **kwargs,
         )
         self.weir_retries = weir_retries
@@ -83,6 +86,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("mysql://127.0.0.1:3306/shop/products"), Asset("mysql://127.0.0.1:3306/shop/categories")],
         outlets=[Asset("weir://lake/bronze.products"), Asset("weir://lake/bronze.categories")],
         doc_md="The shop's product catalog, two tables replaced atomically. (weir transfer task bronze_catalog: writes lake:bronze.products, lake:bronze.categories)",
     )
@@ -94,6 +98,7 @@ with DAG(
         weir_retries=5,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[],
         outlets=[Asset("weir://lake/bronze.clicks")],
         doc_md="Click events from Kafka, merged on their id so a replay adds nothing. (weir stream task bronze_clicks: writes lake:bronze.clicks)",
     )
@@ -105,6 +110,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("weir://app/public.customers")],
         outlets=[Asset("weir://lake/bronze.customers")],
         doc_md="Customer changes drained from the Postgres WAL, with a changelog. (weir transfer task bronze_customers: writes lake:bronze.customers)",
     )
@@ -116,6 +122,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("weir://app/public.orders")],
         outlets=[Asset("weir://lake/bronze.orders")],
         doc_md="Orders from the app database, appended past the updated_at watermark. (weir transfer task bronze_orders: writes lake:bronze.orders)",
     )
@@ -127,6 +134,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("weir://lake/bronze.customers")],
         outlets=[Asset("weir://lake/silver.customers")],
         doc_md="weir model task silver_customers: writes lake:silver.customers",
     )
@@ -138,6 +146,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("weir://lake/bronze.orders")],
         outlets=[Asset("weir://lake/silver.orders")],
         doc_md="weir model task silver_orders: writes lake:silver.orders",
     )
@@ -150,6 +159,7 @@ with DAG(
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=3600),
         pool="duckdb",
+        inlets=[Asset("weir://lake/silver.customers"), Asset("weir://lake/silver.orders"), Asset("weir://lake/bronze.products")],
         outlets=[Asset("weir://lake/gold.revenue_daily")],
         doc_md="weir model task gold_revenue: writes lake:gold.revenue_daily",
     )
@@ -161,6 +171,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("weir://lake/bronze.clicks")],
         outlets=[Asset("weir://lake/silver.sessions")],
         doc_md="weir model task silver_sessions: writes lake:silver.sessions",
     )
@@ -173,6 +184,7 @@ with DAG(
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
         pool="duckdb",
+        inlets=[Asset("weir://lake/silver.orders"), Asset("weir://lake/silver.sessions")],
         outlets=[Asset("weir://lake/gold.funnel")],
         doc_md="weir model task gold_funnel: writes lake:gold.funnel",
     )
@@ -184,7 +196,8 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
-        outlets=[Asset("weir://warehouse/analytics.revenue_daily")],
+        inlets=[Asset("weir://lake/gold.revenue_daily")],
+        outlets=[Asset("clickhouse://127.0.0.1:9000/analytics/revenue_daily")],
         doc_md="Publish the revenue table to ClickHouse for dashboards. (weir transfer task export_revenue: writes warehouse:analytics.revenue_daily)",
     )
 

@@ -50,7 +50,8 @@ def _weir_execute(op, run, context):
 
 
 class WeirOperator(BashOperator):
-    """Runs `weir once --task NAME --json` on the worker."""
+    """Runs `weir once --task NAME --json` on the worker; the run report, the
+    command's last stdout line, is the task's XCom."""
 
     def __init__(self, *, weir_retries, **kwargs):
         super().__init__(
@@ -80,6 +81,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("mysql://127.0.0.1:3306/shop/products"), Asset("mysql://127.0.0.1:3306/shop/categories")],
         outlets=[Asset("weir://lake/bronze.products"), Asset("weir://lake/bronze.categories")],
         doc_md="The shop's product catalog, two tables replaced atomically. (weir transfer task bronze_catalog: writes lake:bronze.products, lake:bronze.categories)",
     )
@@ -89,6 +91,7 @@ with DAG(
         weir_retries=5,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[],
         outlets=[Asset("weir://lake/bronze.clicks")],
         doc_md="Click events from Kafka, merged on their id so a replay adds nothing. (weir stream task bronze_clicks: writes lake:bronze.clicks)",
     )
@@ -98,6 +101,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("weir://app/public.customers")],
         outlets=[Asset("weir://lake/bronze.customers")],
         doc_md="Customer changes drained from the Postgres WAL, with a changelog. (weir transfer task bronze_customers: writes lake:bronze.customers)",
     )
@@ -107,6 +111,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("weir://app/public.orders")],
         outlets=[Asset("weir://lake/bronze.orders")],
         doc_md="Orders from the app database, appended past the updated_at watermark. (weir transfer task bronze_orders: writes lake:bronze.orders)",
     )
@@ -116,6 +121,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("weir://lake/bronze.customers")],
         outlets=[Asset("weir://lake/silver.customers")],
         doc_md="weir model task silver_customers: writes lake:silver.customers",
     )
@@ -125,6 +131,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("weir://lake/bronze.orders")],
         outlets=[Asset("weir://lake/silver.orders")],
         doc_md="weir model task silver_orders: writes lake:silver.orders",
     )
@@ -135,6 +142,7 @@ with DAG(
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=3600),
         pool="duckdb",
+        inlets=[Asset("weir://lake/silver.customers"), Asset("weir://lake/silver.orders"), Asset("weir://lake/bronze.products")],
         outlets=[Asset("weir://lake/gold.revenue_daily")],
         doc_md="weir model task gold_revenue: writes lake:gold.revenue_daily",
     )
@@ -144,6 +152,7 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
+        inlets=[Asset("weir://lake/bronze.clicks")],
         outlets=[Asset("weir://lake/silver.sessions")],
         doc_md="weir model task silver_sessions: writes lake:silver.sessions",
     )
@@ -154,6 +163,7 @@ with DAG(
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
         pool="duckdb",
+        inlets=[Asset("weir://lake/silver.orders"), Asset("weir://lake/silver.sessions")],
         outlets=[Asset("weir://lake/gold.funnel")],
         doc_md="weir model task gold_funnel: writes lake:gold.funnel",
     )
@@ -163,7 +173,8 @@ with DAG(
         weir_retries=2,
         retry_delay=timedelta(seconds=60),
         execution_timeout=timedelta(seconds=1800),
-        outlets=[Asset("weir://warehouse/analytics.revenue_daily")],
+        inlets=[Asset("weir://lake/gold.revenue_daily")],
+        outlets=[Asset("clickhouse://127.0.0.1:9000/analytics/revenue_daily")],
         doc_md="Publish the revenue table to ClickHouse for dashboards. (weir transfer task export_revenue: writes warehouse:analytics.revenue_daily)",
     )
 

@@ -50,7 +50,8 @@ def _weir_execute(op, run, context):
 
 
 class WeirOperator(BashOperator):
-    """Runs `weir once --task NAME --json` on the worker."""
+    """Runs `weir once --task NAME --json` on the worker; the run report, the
+    command's last stdout line, is the task's XCom."""
 
     def __init__(self, *, weir_retries, **kwargs):
         super().__init__(
@@ -80,6 +81,7 @@ with DAG(
         weir_retries=0,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://files/customers.csv")],
         outlets=[Asset("weir://lake/bronze.customers")],
         doc_md="weir transfer task bronze_customers: writes lake:bronze.customers",
     )
@@ -89,6 +91,7 @@ with DAG(
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://files/orders.csv")],
         outlets=[Asset("weir://lake/bronze.orders")],
         doc_md="weir transfer task bronze_orders: writes lake:bronze.orders",
     )
@@ -98,6 +101,7 @@ with DAG(
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://lake/bronze.orders")],
         outlets=[Asset("weir://lake/silver.orders")],
         doc_md="weir model task silver_orders: writes lake:silver.orders",
     )
@@ -107,6 +111,7 @@ with DAG(
         weir_retries=1,
         retry_delay=timedelta(seconds=30),
         execution_timeout=timedelta(seconds=600),
+        inlets=[Asset("weir://lake/bronze.customers"), Asset("weir://lake/silver.orders")],
         outlets=[Asset("weir://lake/gold.revenue_by_country")],
         doc_md="weir model task gold_revenue_by_country: writes lake:gold.revenue_by_country",
     )
