@@ -33,6 +33,7 @@ type TransferOptions struct {
 	ChunkBytes    int         // bytes per batch and pipe (default 4 MiB, thinned under a memory cap)
 	NoPassthrough bool        // force Arrow even where both ends speak one wire format
 	Changelog     bool        // log_based: append every change to the destination (docs/cdc.md), not a replica
+	SlotWALWarn   int64       // log_based from PostgreSQL: warn above this much WAL retained by the slot (0: 4 GiB)
 	Progress      *routes.Progress
 }
 

@@ -88,6 +88,7 @@ func (w *Window) addLog(t *Table, c Change) error {
 	op := func(o Op, row, origin []any) {
 		w.ord++
 		w.held++
+		w.heldBytes += rowBytes(row)
 		w.logged++
 		tw.Ops = append(tw.Ops, LogOp{Op: o, Row: row, Origin: origin, Position: c.Position, Ord: w.ord, Commit: c.Commit})
 	}

@@ -21,6 +21,9 @@ type Options struct {
 	Engine    duck.Options     // DuckDB memory limit, threads, spill folder
 	Log       io.Writer        // warnings (on_change: warn); default os.Stderr
 	Allocator memory.Allocator // Arrow memory; default memory.DefaultAllocator
+	// SlotWALWarn: log_based tasks from PostgreSQL warn when their slot
+	// retains more WAL (bytes; 0: pgwal.DefaultSlotWALWarn).
+	SlotWALWarn int64
 }
 
 // Runner executes the tasks of one dagfile. It keeps one endpoint per

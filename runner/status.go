@@ -138,7 +138,7 @@ func (r *Runner) logLag(ctx context.Context, t *dagfile.Task) (cdc.LogLag, error
 	if err != nil {
 		return cdc.LogLag{}, err
 	}
-	return capture.Status(ctx, src, dst, pairs, capture.Options{Changelog: t.Transfer.Changelog})
+	return capture.Status(ctx, src, dst, pairs, capture.Options{Changelog: t.Transfer.Changelog, SlotWALWarn: r.opts.SlotWALWarn})
 }
 
 // transferSource is one table of a transfer: for append and merge its

@@ -17,6 +17,7 @@ func init() { commands = append(commands, newOnceCmd) }
 func newOnceCmd() *cobra.Command {
 	var file, task, reportFile string
 	var asJSON bool
+	var walWarn slotWALWarn
 	cmd := &cobra.Command{
 		Use:   "once --task NAME -f weir.yaml [--json]",
 		Short: "Run one batch of one dagfile task, then exit",
@@ -35,7 +36,7 @@ Exit codes: 0 done (also when there was nothing new), 1 failure, 2 bad input
 another run (retry later). See docs/runner.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := runOnce(cmd, file, task)
+			rep, err := runOnce(cmd, file, task, runner.Options{SlotWALWarn: int64(walWarn)})
 			if ferr := writeReportFile(reportFile, task, rep, err); ferr != nil && err == nil {
 				err = ferr
 			}
@@ -43,6 +44,7 @@ another run (retry later). See docs/runner.md.`,
 		},
 	}
 	f := cmd.Flags()
+	addSlotWALWarn(f, &walWarn)
 	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringVar(&task, "task", "", "the task to run (required)")
 	f.BoolVar(&asJSON, "json", false, "print the run report as JSON on stdout")
@@ -51,11 +53,11 @@ another run (retry later). See docs/runner.md.`,
 }
 
 // runOnce runs one batch of task and reports it to the orchestrator.
-func runOnce(cmd *cobra.Command, file, task string) (*runner.Report, error) {
+func runOnce(cmd *cobra.Command, file, task string, opts runner.Options) (*runner.Report, error) {
 	if err := required("--task", task); err != nil {
 		return nil, err
 	}
-	r, err := loadRunner(file)
+	r, err := loadRunner(file, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -75,8 +77,12 @@ func required(flag, value string) error {
 }
 
 // loadRunner loads the dagfile; a malformed one is bad input (exit 2).
-func loadRunner(file string) (*runner.Runner, error) {
-	r, err := runner.Load(file, runner.Options{})
+func loadRunner(file string, opts ...runner.Options) (*runner.Runner, error) {
+	var o runner.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	r, err := runner.Load(file, o)
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitBadInput, Err: err}
 	}

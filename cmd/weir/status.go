@@ -18,6 +18,7 @@ func newStatusCmd() *cobra.Command {
 	var file string
 	var tasks []string
 	var asJSON bool
+	var walWarn slotWALWarn
 	cmd := &cobra.Command{
 		Use:   "status -f weir.yaml [--json]",
 		Short: "Show each task's committed position, its sources' head and the lag",
@@ -33,7 +34,7 @@ refused as bad input (credentials, an unknown database or URL parameter),
 slot or binlog file is gone (its row says why and how to re-bootstrap).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := loadRunner(file)
+			r, err := loadRunner(file, runner.Options{SlotWALWarn: int64(walWarn)})
 			if err != nil {
 				return err
 			}
@@ -46,6 +47,7 @@ slot or binlog file is gone (its row says why and how to re-bootstrap).`,
 		},
 	}
 	f := cmd.Flags()
+	addSlotWALWarn(f, &walWarn)
 	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringSliceVar(&tasks, "task", nil, "tasks to show (names, tag:NAME, kind:KIND; default: all)")
 	f.BoolVar(&asJSON, "json", false, "print the statuses as JSON")
@@ -99,6 +101,9 @@ func statusTable(w io.Writer, sts []runner.TaskStatus) {
 		if l := st.Log; l != nil && l.Slot != "" && !l.Lost && l.WALStatus != "" {
 			fmt.Fprintf(w, "%s: slot %s (wal_status %s) retains %s of WAL; confirmed %s, %s behind the WAL end\n",
 				st.Task, l.Slot, l.WALStatus, bytesText(l.Retained), orDash(l.Confirmed), bytesText(l.ConfirmedBehind))
+			if l.Warning != "" {
+				fmt.Fprintf(w, "%s: warning: %s\n", st.Task, l.Warning)
+			}
 		}
 	}
 }
