@@ -8,6 +8,7 @@
 #   scripts/services.sh          start what is not running (also: `start`)
 #   scripts/services.sh stop     stop the private instances (their data stays)
 #   scripts/services.sh status   one line per instance: running or not
+#   scripts/services.sh install  only install the Debian packages that are missing
 #
 #   PostgreSQL  127.0.0.1:15432  Debian's binaries (/usr/lib/postgresql/N/bin), initdb'd
 #               into $DIR/pg; trust for root (superuser) incl. replication,
@@ -67,9 +68,9 @@ export LC_ALL=C
 
 CMD=${1:-start}
 case "$CMD" in
-start | stop | status) ;;
+start | stop | status | install) ;;
 *)
-	printf 'usage: %s [start|stop|status]\n' "$0" >&2
+	printf 'usage: %s [start|stop|status|install]\n' "$0" >&2
 	exit 2
 	;;
 esac
@@ -243,11 +244,7 @@ pg_init() {
 }
 
 setup_postgres() {
-	if ! PG_BIN=$(pg_bin_dir); then
-		note "installing PostgreSQL from Debian"
-		apt_install postgresql postgresql-client
-		PG_BIN=$(pg_bin_dir) || die "no /usr/lib/postgresql/*/bin/postgres after installing postgresql"
-	fi
+	PG_BIN=$(pg_bin_dir) || die "no /usr/lib/postgresql/*/bin/postgres after installing postgresql"
 	local action="" changed=0 got
 	[ -f "$PG_DATA/PG_VERSION" ] || { pg_init; action=" (created)"; }
 	install -d -o postgres -g postgres -m 0755 "$PG_SOCK"
@@ -404,10 +401,6 @@ my_init() {
 }
 
 setup_mariadb() {
-	if [ ! -x /usr/sbin/mariadbd ] || ! command -v mariadb >/dev/null || ! command -v mariadb-install-db >/dev/null; then
-		note "installing MariaDB from Debian"
-		apt_install mariadb-server mariadb-client
-	fi
 	local action="" conf_changed=0 probe got
 	install -d -o mysql -g mysql -m 0755 "$MY_DIR"
 	write_if_changed "$MY_CNF" "$MY_CONF" && conf_changed=1
@@ -558,12 +551,6 @@ ch_start() {
 
 setup_clickhouse() {
 	local action="" changed=0 tz ver d
-	if [ ! -x "$CH_BIN" ] || ! command -v clickhouse-client >/dev/null; then
-		local t0=$SECONDS
-		note "installing clickhouse-server and clickhouse-client from Debian"
-		apt_install clickhouse-server clickhouse-client
-		action=" (installed in $((SECONDS - t0))s)"
-	fi
 	getent passwd clickhouse >/dev/null || die "user clickhouse missing (it comes with the clickhouse-server package)"
 	install -d -o clickhouse -g clickhouse -m 0755 "$CH_DIR"
 	for d in data tmp user_files format_schemas log; do
@@ -758,6 +745,22 @@ apt_install() {
 		{ tail -n 30 "$log" >&2; die "apt-get install $* failed (full log: $log)"; }
 }
 
+# install_packages — the Debian packages of the servers, those missing, in one
+# apt-get run. Installing a server package may create its config in /etc and
+# start the system's own instance: those are then the system's, never touched.
+install_packages() {
+	local pkgs=() t0=$SECONDS
+	compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null && command -v psql >/dev/null ||
+		pkgs+=(postgresql postgresql-client)
+	[ -x /usr/sbin/mariadbd ] && command -v mariadb >/dev/null && command -v mariadb-install-db >/dev/null ||
+		pkgs+=(mariadb-server mariadb-client)
+	[ -x "$CH_BIN" ] && command -v clickhouse-client >/dev/null || pkgs+=(clickhouse-server clickhouse-client)
+	[ "${#pkgs[@]}" -gt 0 ] || return 0
+	note "installing ${pkgs[*]} from Debian"
+	apt_install "${pkgs[@]}"
+	note "installed ${pkgs[*]} in $((SECONDS - t0))s"
+}
+
 ###############################################################################
 # main
 ###############################################################################
@@ -791,6 +794,9 @@ if [ "$CMD" = stop ]; then
 	stop_bigquery
 	exit 0
 fi
+
+install_packages
+[ "$CMD" = install ] && exit 0
 
 setup_postgres
 setup_mariadb
