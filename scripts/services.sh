@@ -28,7 +28,9 @@
 #               go and clang++ are at hand; WEIR_BUILD_BIGQUERY=1 forces it, =0 skips it
 #
 # Layout: everything lives in DIR=${WEIR_TEST_DIR:-/var/tmp/weir-test} (it must be
-# traversable by the users postgres, mysql and clickhouse):
+# traversable by the users postgres, mysql and clickhouse; a second set of instances in
+# another directory also needs WEIR_TEST_PG_PORT, WEIR_TEST_MYSQL_PORT,
+# WEIR_TEST_CLICKHOUSE_PORT, WEIR_TEST_CLICKHOUSE_HTTP_PORT, and shares the emulator):
 #   pg/  pg-sock/             PostgreSQL's data directory (own postgresql.conf, pg_hba.conf,
 #                             weir.conf with the settings below; logs in pg/log) and socket
 #   mariadb/                  my.cnf, data/, socket, pid, error.log
@@ -79,10 +81,11 @@ DIR=${WEIR_TEST_DIR:-/var/tmp/weir-test}
 WAIT_SECS=${WEIR_SERVICES_WAIT:-90} # bound on every "wait until it answers"
 LOG_DIR=$DIR/log
 
-PG_PORT=15432
-MY_PORT=13306
-CH_TCP_PORT=19000
-CH_HTTP_PORT=18123
+# A second set of instances (another WEIR_TEST_DIR) needs other ports.
+PG_PORT=${WEIR_TEST_PG_PORT:-15432}
+MY_PORT=${WEIR_TEST_MYSQL_PORT:-13306}
+CH_TCP_PORT=${WEIR_TEST_CLICKHOUSE_PORT:-19000}
+CH_HTTP_PORT=${WEIR_TEST_CLICKHOUSE_HTTP_PORT:-18123}
 BQ_PORT=9050
 BQ_GRPC_PORT=9060
 
@@ -104,13 +107,15 @@ wait_until() {
 	done
 }
 
+not() { ! "$@"; }
+
 # wait_started PID SECONDS CMD... — like wait_until, but give up as soon as
 # the server started in the background as PID has exited.
 wait_started() {
 	local pid=$1 secs=$2; shift 2
 	local deadline=$((SECONDS + secs))
 	until "$@" >/dev/null 2>&1; do
-		kill -0 "$pid" 2>/dev/null || return 1
+		proc_alive "$pid" || return 1
 		((SECONDS < deadline)) || return 1
 		sleep 0.25
 	done
@@ -142,11 +147,17 @@ trim_log() {
 }
 
 # pid_alive PIDFILE COMM — whether the pid in PIDFILE (its first number) is a
-# live process named COMM.
+# live process named COMM. A zombie is dead (a killed server's is reaped late
+# where pid 1 is not an init).
 pid_alive() {
 	local pid
 	pid=$(grep -o -m1 '[0-9][0-9]*' "$1" 2>/dev/null | head -n 1) || return 1
-	[ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ]
+	[ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ] && proc_alive "$pid"
+}
+
+proc_alive() { # PID: a process that has not exited (not a zombie)
+	local state
+	state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) && [ -n "$state" ] && [ "${state%% *}" != Z ]
 }
 
 # stop_pid NAME PIDFILE COMM — SIGTERM the process and wait until it is gone.
@@ -155,7 +166,7 @@ stop_pid() {
 	pid_alive "$pidfile" "$comm" || { echo "$name stopped (was not running)"; return 0; }
 	pid=$(grep -o -m1 '[0-9][0-9]*' "$pidfile" | head -n 1)
 	kill "$pid"
-	wait_until "$WAIT_SECS" bash -c "[ \"\$(cat /proc/$pid/comm 2>/dev/null)\" != '$comm' ]" ||
+	wait_until "$WAIT_SECS" not pid_alive "$pidfile" "$comm" ||
 		die "$name (pid $pid) did not stop within ${WAIT_SECS}s"
 	echo "$name stopped"
 }
@@ -218,7 +229,7 @@ pg_admin() { # psql as postgres over the instance's socket
 	"$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$PG_SOCK" -p "$PG_PORT" -U postgres -d postgres "$@"
 }
 
-pg_running() { pg_as "$PG_BIN/pg_ctl" status -D "$PG_DATA" >/dev/null 2>&1; }
+pg_running() { pid_alive "$PG_DATA/postmaster.pid" postgres; }
 
 pg_ctl_do() { # pg_ctl start|stop|restart|reload; on failure show the server log and die
 	local log=$PG_DATA/startup.log
@@ -259,6 +270,12 @@ setup_postgres() {
 	fi
 
 	if ! pg_running; then
+		# A killed postmaster left as a zombie still "exists" to the new one's
+		# lock file check: wait until it is reaped.
+		local old
+		old=$(head -n 1 "$PG_DATA/postmaster.pid" 2>/dev/null) || old=""
+		[ -z "$old" ] || wait_until "$WAIT_SECS" test ! -e "/proc/$old" ||
+			die "PostgreSQL's previous postmaster (pid $old) has not been reaped in ${WAIT_SECS}s"
 		pg_ctl_do start
 		[ -n "$action" ] || action=" (started)"
 	elif [ "$changed" = 1 ]; then
@@ -382,8 +399,7 @@ my_start() {
 my_stop() {
 	my_running || return 0
 	my_admin -e 'SHUTDOWN' >/dev/null 2>&1 || kill "$(grep -o -m1 '[0-9][0-9]*' "$MY_PID")" 2>/dev/null || true
-	wait_until "$WAIT_SECS" bash -c "! [ \"\$(cat /proc/\$(cat '$MY_PID' 2>/dev/null)/comm 2>/dev/null)\" = mariadbd ]" ||
-		die "MariaDB did not stop within ${WAIT_SECS}s"
+	wait_until "$WAIT_SECS" not my_running || die "MariaDB did not stop within ${WAIT_SECS}s"
 }
 
 my_init() {
@@ -603,10 +619,12 @@ BQ_LOG=$LOG_DIR/bigquery-emulator.log
 
 bq_ping() { curl -sf --max-time 5 "$BQ_API/bigquery/v2/projects/$BQ_PROJECT/datasets/$BQ_DATASET" >/dev/null; }
 
-# bq_pid — the emulator listening on its port, if it is ours.
+BQ_PIDFILE=$DIR/bigquery-emulator.pid
+
+# bq_pid — the emulator this directory's run started, if it still runs.
 bq_pid() {
 	local pid
-	pid=$(ss -Hltnp "sport = :$BQ_PORT" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2 || true)
+	pid=$(cat "$BQ_PIDFILE" 2>/dev/null) || return 1
 	[ -n "$pid" ] && [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$BQ_BIN" ] && echo "$pid"
 }
 
@@ -667,7 +685,7 @@ bq_stop_wedged() {
 		die "127.0.0.1:$BQ_PORT is taken by another program (pid $pid), not the BigQuery emulator"
 	note "the BigQuery emulator (pid $pid) listens but does not answer: restarting it"
 	kill "$pid"
-	wait_until "$WAIT_SECS" bash -c "! kill -0 $pid" ||
+	wait_until "$WAIT_SECS" not proc_alive "$pid" ||
 		die "the BigQuery emulator (pid $pid) did not stop within ${WAIT_SECS}s"
 	BQ_ACTION=" (restarted: it had stopped answering)"
 }
@@ -694,6 +712,7 @@ setup_bigquery() {
 	# setsid: it outlives this script; the lock's descriptor is closed.
 	setsid "$BQ_BIN" --project="$BQ_PROJECT" --dataset="$BQ_DATASET" --host=127.0.0.1 \
 		--port="$BQ_PORT" --grpc-port="$BQ_GRPC_PORT" </dev/null >>"$BQ_LOG" 2>&1 9>&- &
+	echo $! >"$BQ_PIDFILE" # setsid execs the emulator: $! is its pid
 	wait_started $! "$WAIT_SECS" bq_ping || {
 		tail -n 20 "$BQ_LOG" >&2 2>/dev/null || true
 		die "the BigQuery emulator did not answer $BQ_API within ${WAIT_SECS}s (log: $BQ_LOG)"
@@ -701,11 +720,11 @@ setup_bigquery() {
 	echo "bigquery ok (emulator $BQ_VERSION on 127.0.0.1:$BQ_PORT, project $BQ_PROJECT)$BQ_ACTION (started)"
 }
 
-stop_bigquery() {
+stop_bigquery() { # only the emulator started for this directory (a second set shares it)
 	local pid
-	pid=$(bq_pid) || { echo "bigquery stopped (was not running)"; return 0; }
+	pid=$(bq_pid) || { echo "bigquery stopped (none running that was started for $DIR)"; return 0; }
 	kill "$pid"
-	wait_until "$WAIT_SECS" bash -c "! kill -0 $pid" ||
+	wait_until "$WAIT_SECS" not proc_alive "$pid" ||
 		die "the BigQuery emulator (pid $pid) did not stop within ${WAIT_SECS}s"
 	echo "bigquery stopped"
 }
@@ -714,6 +733,8 @@ status_bigquery() {
 	local pid
 	if pid=$(bq_pid); then
 		echo "bigquery running (127.0.0.1:$BQ_PORT, pid $pid)"
+	elif bq_ping; then
+		echo "bigquery running (127.0.0.1:$BQ_PORT, started for another directory or by hand)"
 	else
 		echo "bigquery not running$([ -x "$BQ_BIN" ] || echo " (no binary at $BQ_BIN)")"
 	fi
