@@ -36,8 +36,8 @@
 #   mariadb/                  my.cnf, data/, socket, pid, error.log
 #   clickhouse/               config.xml, users.xml, data/, tmp/, user_files/, log/
 #   log/                      this script's logs (apt, the BigQuery emulator)
-#   env.sh, ready             written when all is up: `source $DIR/env.sh` exports the
-#                             WEIR_TEST_* URLs; `ready` exists while the servers are up
+#   env.sh, ready             written by a run that brought all up (`stop` removes ready):
+#                             `source $DIR/env.sh` exports the WEIR_TEST_* URLs
 # Nothing grows without bound: retained WAL is capped (max_slot_wal_keep_size: an
 # abandoned replication slot is invalidated instead of filling the disk), binlogs expire
 # after a day, server logs rotate (PostgreSQL hourly and truncated, ClickHouse by size),
@@ -796,10 +796,6 @@ fi
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (it runs each server as its own system user)"
 install -d -m 0755 "$DIR" "$LOG_DIR"
-for u in postgres mysql clickhouse; do # a server must reach its directory
-	getent passwd "$u" >/dev/null || continue
-	runuser -u "$u" -- test -x "$DIR" || die "$DIR is not reachable by user $u: choose a WEIR_TEST_DIR whose parents are world-executable"
-done
 
 # One run at a time: developers' and CI's test runs may start this concurrently.
 # Every command that may leave a daemon behind closes the lock's descriptor
@@ -818,6 +814,9 @@ fi
 
 install_packages
 [ "$CMD" = install ] && exit 0
+for u in postgres mysql clickhouse; do # each server must reach its directory
+	runuser -u "$u" -- test -x "$DIR" || die "$DIR is not reachable by user $u: choose a WEIR_TEST_DIR whose parents are world-executable"
+done
 
 setup_postgres
 setup_mariadb
