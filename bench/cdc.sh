@@ -9,14 +9,14 @@
 # its own anonymous memory). Everything lives in schema/database
 # weir_bench_cdc, dropped (with the slot) at the end.
 source "$(dirname "$0")/lib.sh"
-PGURL=${PGURL:-postgres://root@127.0.0.1:5432/test?sslmode=disable}
-MYURL=${MYURL:-mysql://root@127.0.0.1:3306/test}
+PGURL=${PGURL:-postgres://root@127.0.0.1:15432/test?sslmode=disable}
+MYURL=${MYURL:-mysql://root@127.0.0.1:13306/test}
 export PGOPTIONS="-c client_min_messages=warning"
 N=${1:-1000000}
 DB=weir_bench_cdc
 build_weir
 
-my_q() { mariadb -h127.0.0.1 -uroot -N -B "$@"; }
+my_q() { mariadb -h127.0.0.1 -P13306 -uroot -N -B "$@"; } # the test instance (scripts/services.sh)
 
 # cols_sql WIDTH DIALECT: the columns after id, alternating int and text.
 cols_ddl() {

@@ -7,7 +7,7 @@
 # for each (the broker is a separate process, not counted).
 #   bench/kafka_to_iceberg.sh [EVENTS] [BATCH_SIZE]   (default: 1000000 50000)
 source "$(dirname "$0")/lib.sh"
-PGURL=${PGURL:-postgres://root@127.0.0.1:5432/test?sslmode=disable}
+PGURL=${PGURL:-postgres://root@127.0.0.1:15432/test?sslmode=disable}
 export PGOPTIONS="-c client_min_messages=warning"
 EVENTS=${1:-1000000}
 BATCH=${2:-50000}

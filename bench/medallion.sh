@@ -22,7 +22,7 @@
 # reused; the rows a run adds are deleted afterwards); the lake goes to
 # $WORK (default bench/.bin/medallion) and is removed after each size.
 source "$(dirname "$0")/lib.sh"
-PGURL=${PGURL:-postgres://root@127.0.0.1:5432/test?sslmode=disable}
+PGURL=${PGURL:-postgres://root@127.0.0.1:15432/test?sslmode=disable}
 export PGOPTIONS="-c client_min_messages=warning"
 WORK=${WORK:-$PWD/$BIN/medallion}
 CYCLES=${CYCLES:-3}

@@ -10,9 +10,9 @@
 # runs and reused when it has N rows; the destinations (PostgreSQL schema
 # weir_bench: pipe_dst_my, weir_dst_my) are dropped before each run.
 source "$(dirname "$0")/lib.sh"
-PGURL=${PGURL:-postgres://root@127.0.0.1:5432/test?sslmode=disable}
-MYURL=${MYURL:-mysql://root@127.0.0.1:3306/weir_bench}
-read -r -a MYARGS <<<"${MYSQL_ARGS:--h 127.0.0.1 -P 3306 -u root}"
+PGURL=${PGURL:-postgres://root@127.0.0.1:15432/test?sslmode=disable}
+MYURL=${MYURL:-mysql://root@127.0.0.1:13306/weir_bench}
+read -r -a MYARGS <<<"${MYSQL_ARGS:--h 127.0.0.1 -P 13306 -u root}"
 export PGOPTIONS="-c client_min_messages=warning"
 SIZES=("${@:-10000000}")
 build_weir

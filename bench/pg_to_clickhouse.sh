@@ -9,9 +9,9 @@
 # (built here the same way when missing, and kept); the destinations
 # (ClickHouse database weir_bench: pipe_dst, weir_dst) are dropped before each run.
 source "$(dirname "$0")/lib.sh"
-PGURL=${PGURL:-postgres://root@127.0.0.1:5432/test?sslmode=disable}
-CHURL=${CHURL:-clickhouse://default@127.0.0.1:9000/weir_bench}
-read -r -a CHARGS <<<"${CLICKHOUSE_ARGS:---host 127.0.0.1 --port 9000 --user default}"
+PGURL=${PGURL:-postgres://root@127.0.0.1:15432/test?sslmode=disable}
+CHURL=${CHURL:-clickhouse://default@127.0.0.1:19000/weir_bench}
+read -r -a CHARGS <<<"${CLICKHOUSE_ARGS:---host 127.0.0.1 --port 19000 --user default}"
 export PGOPTIONS="-c client_min_messages=warning"
 SIZES=("${@:-10000000}")
 build_weir

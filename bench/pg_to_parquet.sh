@@ -9,7 +9,7 @@
 # the lake goes to $LAKE (default bench/.bin/lake) and is removed after
 # each size.
 source "$(dirname "$0")/lib.sh"
-PGURL=${PGURL:-postgres://root@127.0.0.1:5432/test?sslmode=disable}
+PGURL=${PGURL:-postgres://root@127.0.0.1:15432/test?sslmode=disable}
 export PGOPTIONS="-c client_min_messages=warning"
 LAKE=${LAKE:-$PWD/$BIN/lake}
 SIZES=("${@:-10000000 30000000}")

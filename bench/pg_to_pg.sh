@@ -5,7 +5,7 @@
 # and weir's peak RSS. Tables live in schema weir_bench and are kept between
 # runs (a source of the wanted size is reused).
 source "$(dirname "$0")/lib.sh"
-PGURL=${PGURL:-postgres://root@127.0.0.1:5432/test?sslmode=disable}
+PGURL=${PGURL:-postgres://root@127.0.0.1:15432/test?sslmode=disable}
 export PGOPTIONS="-c client_min_messages=warning"
 SIZES=("${@:-10000000 30000000}")
 build_weir

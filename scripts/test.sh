@@ -5,15 +5,37 @@
 #   scripts/test.sh -run X ./routes/...  the same, but go test gets these args
 #                                        instead of ./...
 #
-# Brings the local servers up (scripts/services.sh: PostgreSQL, MariaDB,
-# ClickHouse, the BigQuery emulator — built on a machine's first run, ~20
-# minutes), exports where the tests find them (scripts/env.sh), then checks.
+# Brings the project's own test servers up (scripts/services.sh: PostgreSQL,
+# MariaDB, ClickHouse in /var/tmp/weir-test on ports of their own, the BigQuery
+# emulator — built on a machine's first run, ~20 minutes), exports where the
+# tests find them (scripts/env.sh), then checks. The machine's own servers are
+# fingerprinted before and compared after (scripts/system-servers.sh): a run that
+# changed them fails.
 # With CI=true a test whose server is missing fails instead of skipping.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 step() { printf '\n== %s\n' "$*"; }
+
+# The machine's own servers must come out of the run as they went in (issue 21):
+# fingerprinted now, compared when this script exits, whatever the outcome.
+# Installing missing server packages comes first: a package's install may create
+# its config in /etc and start the system's instance, which is then the system's.
+step "server packages"
+bash scripts/services.sh install
+step "system servers: fingerprint (compared at the end)"
+system_before=$(mktemp)
+bash scripts/system-servers.sh >"$system_before"
+echo "$(wc -l <"$system_before") facts about the machine's own PostgreSQL, MariaDB, ClickHouse"
+compare_system() {
+	local rc=$?
+	step "system servers: unchanged?"
+	bash scripts/system-servers.sh compare "$system_before" || rc=1
+	rm -f "$system_before"
+	exit "$rc"
+}
+trap compare_system EXIT
 
 step "services"
 bash scripts/services.sh
@@ -51,9 +73,6 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 
-if [ "$#" -gt 0 ]; then
-	step "go test -count=1 -timeout 60m $*"
-	exec go test -count=1 -timeout 60m "$@"
-fi
-step "go test -count=1 -timeout 60m ./..."
-exec go test -count=1 -timeout 60m ./...
+[ "$#" -gt 0 ] || set -- ./...
+step "go test -count=1 -timeout 60m $*"
+go test -count=1 -timeout 60m "$@" # (no exec: the EXIT trap compares the system servers)

@@ -66,7 +66,7 @@ func setup(t *testing.T, kind string) *env {
 	if kind == "clickhouse" {
 		// a killed run's lock expires soon (killLease); DATETIME(6) into
 		// 18.16's DateTime drops the microseconds
-		e.cfg.DestURL += "?lease=2s&subseconds=truncate"
+		e.cfg.DestURL = e.dst.URLWith("lease=2s&subseconds=truncate")
 	}
 	e.exec(fmt.Sprintf(createItems, e.src.Table("items")))
 	for i := 1; i <= 40; i++ {

@@ -30,6 +30,15 @@ type DB struct {
 	ch     *clickhousetest.Fixture // clickhouse.go
 }
 
+// URLWith returns URL with extra query options ("lease=2s"): the URL may
+// already have a query (the ClickHouse fixture's names its http_port).
+func (d *DB) URLWith(opts string) string {
+	if strings.Contains(d.URL, "?") {
+		return d.URL + "&" + opts
+	}
+	return d.URL + "?" + opts
+}
+
 // Open creates a uniquely named schema, database or namespace of the kind
 // ("postgres", "mysql", "clickhouse", "iceberg") and drops it when the test
 // ends.

@@ -52,7 +52,7 @@ func setupTo(t *testing.T, kind string) *env {
 	e := &env{t: t, ctx: ctx, conn: conn, sdb: sdb, ddb: ddb, src: sdb.Ref("items"), dst: ddb.Ref("items")}
 	e.cfg = Config{SourceURL: sdb.URL, DestURL: ddb.URL, Tables: []Pair{{Source: e.src, Dest: e.dst}}}
 	if kind == "clickhouse" {
-		e.cfg.DestURL += "?lease=2s" // a killed run's lock expires soon (killLease)
+		e.cfg.DestURL = ddb.URLWith("lease=2s") // a killed run's lock expires soon (killLease)
 	}
 	t.Cleanup(e.cleanup)
 	e.exec(`CREATE TABLE ` + ident(e.src) + ` (id int PRIMARY KEY, name text NOT NULL, n int, big text)`)

@@ -36,9 +36,10 @@ type Fixture struct {
 	pass string
 }
 
-// New uses the native URL of WEIR_TEST_CLICKHOUSE; its HTTP interface is
-// taken to be on port 8123 of the same host (WEIR_TEST_CLICKHOUSE_HTTP
-// when set).
+// New uses the native URL of WEIR_TEST_CLICKHOUSE. Its HTTP interface is
+// WEIR_TEST_CLICKHOUSE_HTTP's host (else port 8123 of the same host), and
+// the fixture's URL names that port in http_port= so that weir's Native
+// relay finds it too (the test server's is not on 8123).
 func New(t testing.TB) *Fixture { return newFixture(t, Env) }
 
 // NewHTTP uses the clickhouse+http:// URL of WEIR_TEST_CLICKHOUSE_HTTP.
@@ -56,6 +57,10 @@ func newFixture(t testing.TB, env string) *Fixture {
 	f.base = url.URL{Scheme: "http", Host: u.Host, Path: "/"}
 	if env == Env {
 		f.base.Host = httpHost(t, u)
+		if !u.Query().Has("http_port") {
+			_, port, _ := net.SplitHostPort(f.base.Host)
+			f.url = f.URLWith("http_port=" + port)
+		}
 	}
 	ctx := routestest.Context(t, time.Minute)
 	f.Exec(t, ctx, "CREATE DATABASE "+f.DB)
