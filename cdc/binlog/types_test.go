@@ -66,7 +66,7 @@ func TestRun_Types(t *testing.T) {
 			src, dst := cdctest.Open(t, ctx, "mysql"), cdctest.Open(t, ctx, kind)
 			cfg := Config{SourceURL: src.URL, DestURL: dst.URL}
 			if kind == "clickhouse" {
-				cfg.DestURL += "?lease=2s"
+				cfg.DestURL = dst.URLWith("lease=2s")
 			}
 			live := map[string]typeCase{}
 			for _, c := range typeCases {
