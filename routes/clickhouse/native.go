@@ -48,11 +48,51 @@ func nativeOptions(u *url.URL, db string, o Options) ch.Options {
 	pw, _ := u.User.Password()
 	opt := ch.Options{Address: host, Database: db, User: u.User.Username(), Password: pw,
 		Compression: nativeCompression(o.Compression, u.Hostname()), ClientName: "weir",
-		DialTimeout: 10 * time.Second, ReadTimeout: pollInterval}
+		DialTimeout: dialTimeout, ReadTimeout: pollInterval}
 	if o.Secure {
 		opt.TLS = &tls.Config{ServerName: u.Hostname()}
+	} else {
+		opt.Dialer = patientDialer{}
 	}
 	return opt
+}
+
+const dialTimeout = 10 * time.Second
+
+// patientDialer gives the server's hello the dial timeout to arrive. ch-go
+// reads every packet with ReadTimeout (pollInterval, so queries notice a
+// cancel fast, retrying reads that time out), but a handshake read that
+// times out fails the connection: a loaded server that answers in 300 ms
+// would be unreachable. (TLS connections keep ch-go's own *net.Dialer.)
+type patientDialer struct{}
+
+func (patientDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: dialTimeout}).DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	return &helloConn{Conn: c}, nil
+}
+
+// helloConn stretches read deadlines until the first bytes from the server.
+type helloConn struct {
+	net.Conn
+	heard bool
+}
+
+func (c *helloConn) SetReadDeadline(t time.Time) error {
+	if patient := time.Now().Add(dialTimeout); !c.heard && !t.IsZero() && t.Before(patient) {
+		t = patient
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *helloConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.heard = true
+	}
+	return n, err
 }
 
 // nativeCompression picks the block compression. On a loopback host LZ4
