@@ -34,6 +34,7 @@ type TransferOptions struct {
 	NoPassthrough bool        // force Arrow even where both ends speak one wire format
 	Changelog     bool        // log_based: append every change to the destination (docs/cdc.md), not a replica
 	Progress      *routes.Progress
+	RunID         string // the run's id (default: a new one)
 }
 
 // Report is what a transfer did; it is the --json output.
@@ -86,7 +87,7 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 		return nil, err
 	}
 	budget := routes.Budget{Parallel: opts.Parallel, ChunkBytes: opts.ChunkBytes}.Fill()
-	rep := &Report{RunID: routes.NewRunID(), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: mode, Parallel: budget.Parallel, ChunkBytes: budget.ChunkBytes}
+	rep := &Report{RunID: runID(opts), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: mode, Parallel: budget.Parallel, ChunkBytes: budget.ChunkBytes}
 	var errs []error
 	for _, t := range tables {
 		spec := copySpec(s, d, t, opts, mode, budget, rep.RunID)
@@ -173,4 +174,11 @@ func (r *Report) add(res routes.CopyResult, err error) {
 	r.Rows += res.Rows
 	r.Bytes += res.Bytes
 	r.Tables = append(r.Tables, tr)
+}
+
+func runID(opts TransferOptions) string {
+	if opts.RunID != "" {
+		return opts.RunID
+	}
+	return routes.NewRunID()
 }

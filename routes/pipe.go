@@ -59,6 +59,7 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	}
 	spec = spec.withDefaults(info)
 	res.DestTable = spec.DestTable.String()
+	spec.Progress.begin(spec.Table.String(), info.RowEstimate)
 	win, err := spec.window(ctx, info)
 	if err != nil || win.Empty {
 		res.NothingNew, res.Watermark = win.Empty, win.After
@@ -196,21 +197,48 @@ type Progress struct {
 	mu          sync.Mutex
 	live        map[*Counter]struct{}
 	rows, bytes atomic.Int64 // from finished pipes
+	table       string       // the table being copied
+	estimate    int64        // sum of the probes' row estimates so far
+}
+
+// ProgressStats is what a progress line shows.
+type ProgressStats struct {
+	Table    string // the table being copied
+	Rows     int64  // rows read so far, every table
+	Bytes    int64  // bytes read so far, every table
+	Estimate int64  // the probes' row estimates summed over the tables begun; 0 unknown
 }
 
 // Snapshot returns rows and bytes read so far.
 func (p *Progress) Snapshot() (rows, bytes int64) {
+	s := p.Stats()
+	return s.Rows, s.Bytes
+}
+
+// Stats returns the counts so far and the estimate they are measured against.
+func (p *Progress) Stats() ProgressStats {
 	if p == nil {
-		return 0, 0
+		return ProgressStats{}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	rows, bytes = p.rows.Load(), p.bytes.Load()
+	s := ProgressStats{Table: p.table, Rows: p.rows.Load(), Bytes: p.bytes.Load(), Estimate: p.estimate}
 	for c := range p.live {
-		rows += (*c).Rows()
-		bytes += (*c).Bytes()
+		s.Rows += (*c).Rows()
+		s.Bytes += (*c).Bytes()
 	}
-	return rows, bytes
+	return s
+}
+
+// begin records the table a Copy starts on and its probe's row estimate.
+func (p *Progress) begin(table string, estimate int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.table = table
+	p.estimate += max(estimate, 0)
 }
 
 func (p *Progress) track(c Counter) (done func()) {

@@ -40,6 +40,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	addGlobalFlags(root)
 	for _, c := range commands {
 		root.AddCommand(c())
 	}

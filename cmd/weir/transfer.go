@@ -38,9 +38,10 @@ func newTransferCmd() *cobra.Command {
 				// (bench/README.md, Batch CDC).
 				limitMemory(opts.Parallel, opts.ChunkBytes)
 			}
-			stop := startProgress(opts.Progress)
+			opts.RunID = globals.runID
+			stop := startProgress(opts.Progress, opts.RunID, globals.progress, cmd.ErrOrStderr())
 			rep, err := weir.Transfer(cmd.Context(), args[0], args[1], opts)
-			stop()
+			stop(err)
 			return finish(cmd.OutOrStdout(), rep, err, asJSON)
 		},
 	}
