@@ -94,7 +94,7 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 		res, err := routes.Copy(ctx, s, d, spec)
 		rep.add(res, err)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t, err))
+			errs = append(errs, tableErr(t, err))
 		}
 		if ctx.Err() != nil {
 			break
@@ -181,4 +181,14 @@ func runID(opts TransferOptions) string {
 		return opts.RunID
 	}
 	return routes.NewRunID()
+}
+
+// tableErr names the table an error is about, unless the probe's error
+// already starts with it.
+func tableErr(t routes.TableRef, err error) error {
+	var pe *routes.ProbeError
+	if errors.As(err, &pe) && pe.Table == t.String() {
+		return err
+	}
+	return fmt.Errorf("%s: %w", t, err)
 }

@@ -55,7 +55,7 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	Checkpoint("probe")
 	info, err := src.Probe(ctx, spec.Table)
 	if err != nil {
-		return res, err
+		return res, suggestTable(ctx, src, spec.Table, err)
 	}
 	spec = spec.withDefaults(info)
 	res.DestTable = spec.DestTable.String()

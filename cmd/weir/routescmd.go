@@ -3,7 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -21,10 +21,12 @@ func newRoutesCmd() *cobra.Command {
 		Short: "Print the routes matrix: which source → destination pairs work",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(weir.Matrix())
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(weir.Matrix())
 			}
-			fmt.Printf("registered schemes: %v\n\n", routes.Schemes())
-			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "table schemes (transfer, dagfile connections): %s\n", strings.Join(routes.Schemes(), " "))
+			fmt.Fprintf(out, "stream schemes (dagfile stream tasks): %s\n\n", strings.Join(routes.StreamSchemes(), " "))
+			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "SOURCE\tDESTINATION\tSTATUS")
 			for _, r := range weir.Matrix() {
 				if r.Implemented {

@@ -105,6 +105,8 @@ func printSummary(rep *weir.Report) {
 	for _, t := range rep.Tables {
 		switch {
 		case rep.CDC != nil && t.Error == "":
+		case t.Error != "" && t.DestTable == "": // failed at the probe
+			fmt.Fprintf(os.Stderr, "%s: failed\n", t.Table)
 		case t.Error != "":
 			fmt.Fprintf(os.Stderr, "%s → %s: failed\n", t.Table, t.DestTable)
 		case t.KeptEmpty:

@@ -82,7 +82,7 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 func connectErr(u *routes.URL, err error) error {
 	var myErr *driver.MySQLError
 	if errors.As(err, &myErr) && (myErr.Number == 1045 || myErr.Number == 1044 || myErr.Number == 1049) {
-		return fmt.Errorf("%w: connect %s: %s (check the user, password and database in the URL)", routes.ErrBadInput, u, routes.Scrub(myErr.Message, u.Password()))
+		return fmt.Errorf("%w: connect: %s (check the user, password and database in the URL)", routes.ErrBadInput, routes.Scrub(myErr.Message, u.Password()))
 	}
 	return fmt.Errorf("connect: %w", err) // routes.Open scrubs the text
 }

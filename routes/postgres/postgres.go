@@ -73,9 +73,9 @@ func (e *Endpoint) Close() error {
 func connectErr(u *routes.URL, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "28") || pgErr.Code == "3D000") {
-		return fmt.Errorf("%w: connect %s: %s (check the user, password and database in the URL)", routes.ErrBadInput, u, routes.Scrub(pgErr.Message, u.Password()))
+		return fmt.Errorf("%w: connect: %s (check the user, password and database in the URL)", routes.ErrBadInput, routes.Scrub(pgErr.Message, u.Password()))
 	}
-	return fmt.Errorf("connect %s: %w", u, err)
+	return fmt.Errorf("connect: %w", err) // routes.Open names the URL and scrubs the text
 }
 
 // ident quotes a table reference; an empty schema stays unqualified.

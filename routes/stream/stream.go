@@ -67,6 +67,8 @@ type Options struct {
 // Schemes are the URL schemes Open knows.
 var Schemes = []string{"sse", "sse+http", "sse+https", "ws", "wss", "kafka", "pubsub", "sqs"}
 
+func init() { routes.RegisterStreamSchemes(Schemes...) }
+
 // Open opens the source a URL names. A malformed URL is bad input.
 func Open(ctx context.Context, raw string, opts Options) (Source, error) {
 	u, err := url.Parse(raw)
