@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +61,8 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	spec = spec.withDefaults(info)
 	res.DestTable = spec.DestTable.String()
 	spec.Progress.begin(spec.Table.String(), info.RowEstimate)
+	log := slog.Default().With("table", res.Table)
+	log.InfoContext(ctx, "probe", "columns", len(info.Columns), "rows_est", info.RowEstimate, "elapsed", time.Since(start))
 	win, err := spec.window(ctx, info)
 	if err != nil || win.Empty {
 		res.NothingNew, res.Watermark = win.Empty, win.After
@@ -69,10 +72,12 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	if err != nil {
 		return res, fmt.Errorf("plan %s: %w", spec.Table, err)
 	}
+	log.InfoContext(ctx, "plan", "ranges", len(ranges), "parallel", spec.Budget.Parallel)
 	stage, err := dst.Prepare(ctx, info, WriteOptions{Table: spec.DestTable, Mode: spec.Mode, RunID: spec.RunID, Key: spec.Key, Allocator: spec.Allocator})
 	if err != nil {
 		return res, err
 	}
+	log.InfoContext(ctx, "prepare", "dest_table", res.DestTable, "mode", spec.Mode)
 	res.Pipes = min(len(ranges), spec.Budget.Parallel)
 	err = runPipes(ctx, src, stage, ranges, spec, win, &res)
 	if err == nil {
@@ -82,6 +87,9 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 		abort(ctx, stage)
 	}
 	res.Elapsed = time.Since(start)
+	if err == nil {
+		log.InfoContext(ctx, "commit", "dest_table", res.DestTable, "rows", res.Rows, "bytes", res.Bytes, "passthrough", res.Native, "kept_empty", res.KeptEmpty, "elapsed", res.Elapsed)
+	}
 	return res, err
 }
 

@@ -65,7 +65,7 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 	if err != nil {
 		return nil, routes.BadInput("mysql URL %s: %s", u, routes.Scrub(err.Error(), u.Password()))
 	}
-	db := sql.OpenDB(conn)
+	db := sql.OpenDB(loggingConnector{Connector: conn, u: u})
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(16)
 	db.SetConnMaxIdleTime(5 * time.Minute)

@@ -47,6 +47,7 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 		return nil, routes.BadInput("postgres URL %s: %s", u, routes.Scrub(err.Error(), u.Password()))
 	}
 	cfg.MaxConns = maxConns
+	cfg.ConnConfig.Tracer = sqlTracer{u}
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "weir"
 	}

@@ -132,6 +132,7 @@ func (s *stream) copyOut(ctx context.Context, w io.Writer) error {
 	}
 	snap := s.e.snap.id(s.info)
 	if snap == "" {
+		routes.LogSQL(ctx, s.e.url, s.sql)
 		_, err = conn.Conn().PgConn().CopyTo(ctx, cw, s.sql)
 		return err
 	}
@@ -149,6 +150,7 @@ func (s *stream) copyInSnapshot(ctx context.Context, conn *pgxpool.Conn, snap st
 	if err != nil {
 		return fmt.Errorf("import snapshot: %w", err)
 	}
+	routes.LogSQL(ctx, s.e.url, s.sql)
 	if _, err := conn.Conn().PgConn().CopyTo(ctx, w, s.sql); err != nil {
 		return err
 	}
