@@ -21,6 +21,8 @@ type Options struct {
 	Engine    duck.Options     // DuckDB memory limit, threads, spill folder
 	Log       io.Writer        // warnings (on_change: warn); default os.Stderr
 	Allocator memory.Allocator // Arrow memory; default memory.DefaultAllocator
+	Progress  *routes.Progress // counts transfers' rows for a progress line; nil counts nothing
+	RunID     string           // Once's run id (weir once: the CLI's, so logs and the report agree); default a new one
 }
 
 // Runner executes the tasks of one dagfile. It keeps one endpoint per
@@ -101,6 +103,9 @@ func (r *Runner) Once(ctx context.Context, name string) (*Report, error) {
 		return nil, err
 	}
 	rep := newReport(t)
+	if r.opts.RunID != "" {
+		rep.RunID = r.opts.RunID
+	}
 	if t.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t.Timeout)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/runner"
 )
 
@@ -33,12 +34,15 @@ another run (retry later). See docs/runner.md.`,
 			if err := required("--task", task); err != nil {
 				return err
 			}
-			r, err := loadRunner(file)
+			p := &routes.Progress{}
+			r, err := loadRunnerWith(file, runner.Options{Progress: p, RunID: globals.runID})
 			if err != nil {
 				return err
 			}
 			defer r.Close()
+			stop := startProgress(p, globals.runID, globals.progress, cmd.ErrOrStderr())
 			rep, err := r.Once(cmd.Context(), task)
+			stop(err)
 			return printReport(cmd.OutOrStdout(), rep, err, asJSON)
 		},
 	}
@@ -59,7 +63,11 @@ func required(flag, value string) error {
 
 // loadRunner loads the dagfile; a malformed one is bad input (exit 2).
 func loadRunner(file string) (*runner.Runner, error) {
-	r, err := runner.Load(file, runner.Options{})
+	return loadRunnerWith(file, runner.Options{})
+}
+
+func loadRunnerWith(file string, opts runner.Options) (*runner.Runner, error) {
+	r, err := runner.Load(file, opts)
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitBadInput, Err: err}
 	}

@@ -148,8 +148,10 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// startProgress reports p on w until stop, which writes a last line (plain
-// and json: done, with whether the run succeeded; tty: clears the line).
+// startProgress reports p on w until stop, which ends the report: a tty
+// line is cleared; plain and json write a last line (done, and whether the
+// run succeeded) when they wrote any, so a run that fails at once or ends
+// within one interval adds nothing to its summary.
 func startProgress(p *routes.Progress, runID string, cfg progressConfig, w io.Writer) (stop func(error)) {
 	mode := cfg.resolve(w)
 	if mode == progressOff {
@@ -161,6 +163,7 @@ func startProgress(p *routes.Progress, runID string, cfg progressConfig, w io.Wr
 	}
 	start := time.Now()
 	var mu sync.Mutex // one line at a time
+	var wrote bool    // a periodic line was written (under mu)
 	emit := func(done bool, err error) {
 		ev := progressEventAt(p.Stats(), runID, time.Since(start), time.Now())
 		if done {
@@ -173,6 +176,10 @@ func startProgress(p *routes.Progress, runID string, cfg progressConfig, w io.Wr
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		if done && !wrote && mode != progressTTY {
+			return
+		}
+		wrote = true
 		switch mode {
 		case progressTTY:
 			if done {

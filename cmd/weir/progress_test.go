@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -214,4 +215,48 @@ func TestTransferProgress(t *testing.T) {
 			t.Fatalf("last line %v, want rows=%d ok=true", evs[len(evs)-1], n)
 		}
 	})
+}
+
+// TestOnceProgressJSON: weir once (what generated DAG tasks run) reports a
+// transfer task's progress too, under the report's run id.
+func TestOnceProgressJSON(t *testing.T) {
+	const n = 300_000
+	f := progressSource(t, n)
+	path := filepath.Join(t.TempDir(), "weir.yaml")
+	dag := fmt.Sprintf("version: 1\nconnections:\n  pg: %q\ntasks:\n  copy:\n    transfer: {from: pg, table: %s, to: pg, dest_table: %s}\n",
+		f.URL(), f.Ref("src"), f.Ref("once"))
+	if err := os.WriteFile(path, []byte(dag), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	root := newRoot()
+	root.SetArgs([]string{"once", "--task", "copy", "-f", path, "--json", "--progress", "json", "--progress-interval", "20ms"})
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	if err := root.ExecuteContext(routestest.Context(t, 3*time.Minute)); err != nil {
+		t.Fatalf("once: %v\n%s", err, errb.String())
+	}
+	var rep struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.RunID == "" {
+		t.Fatalf("report %q: %v", out.String(), err)
+	}
+	var lines int
+	var last map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		if !strings.HasPrefix(l, "{") {
+			continue
+		}
+		if err := json.Unmarshal([]byte(l), &last); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if last["run_id"] != rep.RunID {
+			t.Fatalf("progress run_id %v, report's %s", last["run_id"], rep.RunID)
+		}
+		lines++
+	}
+	if lines < 2 || last["done"] != true || last["rows"] != float64(n) {
+		t.Fatalf("%d progress lines, last %v; want periodic lines ending with done and %d rows:\n%s", lines, last, n, errb.String())
+	}
 }
