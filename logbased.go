@@ -2,7 +2,6 @@ package weir
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/weirhq/weir/cdc"
@@ -23,7 +22,7 @@ func transferLogBased(ctx context.Context, src, dst string, opts TransferOptions
 		return nil, err
 	}
 	rep := &Report{RunID: runID(opts), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: routes.ModeLogBased}
-	res, err := capture.RunWith(ctx, src, dst, pairs, rep.RunID, capture.Options{Changelog: opts.Changelog})
+	res, err := capture.RunWith(ctx, src, dst, pairs, rep.RunID, capture.Options{Changelog: opts.Changelog, SlotWALWarn: opts.SlotWALWarn})
 	if err == nil {
 		rep.CDC = &res
 	}
@@ -46,23 +45,21 @@ func logPairs(opts TransferOptions) ([]cdc.Pair, error) {
 	if opts.DestTable != "" && len(opts.Tables) > 1 {
 		return nil, routes.BadInput("--dest-table names one table, but %d are captured; use --dest-schema", len(opts.Tables))
 	}
+	n, err := parseNames(opts)
+	if err != nil {
+		return nil, err
+	}
 	var pairs []cdc.Pair
-	for _, name := range opts.Tables {
-		t, err := routes.ParseTableRef(strings.TrimSpace(name))
-		if err != nil {
-			return nil, err
-		}
+	for _, t := range n.tables {
 		dest := t
-		if opts.DestTable != "" {
-			if dest, err = routes.ParseTableRef(opts.DestTable); err != nil {
-				return nil, err
-			}
+		if n.destTable.Name != "" {
+			dest = n.destTable
 			if dest.Schema == "" {
 				dest.Schema = t.Schema
 			}
 		}
-		if opts.DestSchema != "" {
-			dest.Schema = opts.DestSchema
+		if n.destSchema != "" {
+			dest.Schema = n.destSchema
 		}
 		pairs = append(pairs, cdc.Pair{Source: t, Dest: dest})
 	}

@@ -3,16 +3,20 @@ package weir
 import (
 	"slices"
 	"sort"
+
+	"github.com/weirhq/weir/routes"
 )
 
-// Planned endpoints of the routes matrix (DESIGN.md): every source crossed
-// with every destination is either implemented (and exercised by
+// The routes matrix (docs/architecture.md): every source crossed with every
+// destination is either implemented (and exercised by
 // routes_matrix_test.go, which moves rows through it) or deferred with a
-// reason. `weir routes` prints this table; docs/routes.md is rendered from it.
-var (
-	PlannedSources      = []string{"postgres", "mysql", "clickhouse", "iceberg", "gsheets", "github", "github+api", "sse", "ws", "kafka", "sqs", "pubsub"}
-	PlannedDestinations = []string{"postgres", "mysql", "clickhouse", "bigquery", "s3", "gcs", "file", "iceberg"}
-)
+// reason. The registered schemes (routes.RegisterScheme; a program imports
+// github.com/weirhq/weir/routes/all) say which sources and destinations
+// exist: any registered source transfers into any registered destination
+// through routes.Copy. Planned sources not built yet, and stream sources
+// (landed by stream tasks), are listed here. `weir routes` prints the
+// matrix; docs/routes.md is rendered from it.
+var unbuiltSources = []string{"gsheets", "github", "github+api"}
 
 // Route is one (source, destination) pair of the matrix.
 type Route struct {
@@ -22,42 +26,9 @@ type Route struct {
 	Reason      string `json:"reason,omitempty"` // why a pair is deferred
 }
 
-// implementedRoutes are the pairs that move rows today.
-var implementedRoutes = map[[2]string]bool{
-	{"postgres", "postgres"}:     true,
-	{"postgres", "clickhouse"}:   true,
-	{"clickhouse", "clickhouse"}: true,
-	{"clickhouse", "postgres"}:   true,
-	{"mysql", "mysql"}:           true,
-	{"mysql", "postgres"}:        true,
-	{"postgres", "mysql"}:        true,
-	{"mysql", "clickhouse"}:      true,
-	{"clickhouse", "mysql"}:      true,
-	{"postgres", "iceberg"}:      true,
-	{"mysql", "iceberg"}:         true,
-	{"clickhouse", "iceberg"}:    true,
-	{"iceberg", "iceberg"}:       true,
-	{"iceberg", "postgres"}:      true,
-	{"iceberg", "mysql"}:         true,
-	{"iceberg", "clickhouse"}:    true,
-	{"postgres", "file"}:         true,
-	{"postgres", "s3"}:           true,
-	{"postgres", "gcs"}:          true,
-	{"mysql", "file"}:            true,
-	{"mysql", "s3"}:              true,
-	{"mysql", "gcs"}:             true,
-	{"clickhouse", "file"}:       true,
-	{"clickhouse", "s3"}:         true,
-	{"clickhouse", "gcs"}:        true,
-	{"iceberg", "file"}:          true,
-	{"iceberg", "s3"}:            true,
-	{"iceberg", "gcs"}:           true,
-	{"postgres", "bigquery"}:     true,
-	{"mysql", "bigquery"}:        true,
-	{"clickhouse", "bigquery"}:   true,
-	{"iceberg", "bigquery"}:      true,
-	// Stream sources land through stream tasks (runner/stream.go); the
-	// matrix test runs a stream task for each pair (stream_matrix_test.go).
+// streamRoutes are the stream pairs a stream task is tested into
+// (stream_matrix_test.go runs one for each).
+var streamRoutes = map[[2]string]bool{
 	{"sse", "postgres"}:    true,
 	{"sse", "iceberg"}:     true,
 	{"ws", "postgres"}:     true,
@@ -83,38 +54,46 @@ var deferReasons = map[string]string{
 
 // Matrix returns every planned pair, sorted by source then destination.
 func Matrix() []Route {
+	srcs, dsts := Registered()
+	sources := slices.Concat(srcs, unbuiltSources, StreamSources)
+	sort.Strings(sources)
 	var out []Route
-	for _, s := range PlannedSources {
-		for _, d := range PlannedDestinations {
-			r := Route{Source: s, Destination: d, Implemented: implementedRoutes[[2]string{s, d}]}
+	for _, s := range sources {
+		for _, d := range dsts {
+			r := Route{Source: s, Destination: d, Implemented: slices.Contains(srcs, s) || streamRoutes[[2]string{s, d}]}
 			if !r.Implemented {
-				r.Reason = deferReason(s, d)
+				r.Reason = deferReason(s)
 			}
 			out = append(out, r)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Source < out[j].Source })
 	return out
 }
 
-func deferReason(src, dst string) string {
-	if r, ok := deferReasons[src]; ok && !implementedSource(src) {
-		return r
-	}
-	if slices.Contains(StreamSources, src) && implementedSource(src) {
-		return "a stream task can write here, but no test runs one into this destination yet (tested: postgres, iceberg)"
-	}
-	if r, ok := deferReasons[dst]; ok {
-		return r
-	}
-	return "pair not wired yet"
-}
-
-func implementedSource(s string) bool {
-	for p := range implementedRoutes {
-		if p[0] == s {
-			return true
+// Registered returns the registered schemes that open as sources and as
+// destinations, sorted, without aliases (postgresql, iceberg+rest, …).
+func Registered() (sources, destinations []string) {
+	for _, name := range routes.Schemes() {
+		info, ok := routes.Describe(name)
+		if !ok || info.AliasOf != "" {
+			continue
+		}
+		if info.Source {
+			sources = append(sources, name)
+		}
+		if info.Destination {
+			destinations = append(destinations, name)
 		}
 	}
-	return false
+	return sources, destinations
+}
+
+func deferReason(src string) string {
+	if r, ok := deferReasons[src]; ok {
+		return r
+	}
+	if slices.Contains(StreamSources, src) {
+		return "a stream task can write here, but no test runs one into this destination yet (tested: postgres, iceberg)"
+	}
+	return "pair not wired yet"
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/objstore"
-	"github.com/weirhq/weir/routes/objstore/where"
+	"github.com/weirhq/weir/routes/where"
 )
 
 // ReadOptions shape a Read. Zero values are the defaults.
@@ -34,8 +34,9 @@ type ReadOptions struct {
 // source's parallel pipes: probe, plan, one Read per range, merged into one
 // reader that holds at most one batch per pipe in flight. Batches arrive in
 // no particular order. Where is applied to every batch on the client; a
-// source that implements where.Pushdown also gets the part of it SQL can
-// apply without changing the result, to read less. Errors in Columns or
+// source that implements where.Pushdown (postgres, mysql, clickhouse,
+// iceberg) also applies the part of it it can without changing the
+// result, to read less. Errors in Columns or
 // Where are bad input (routes.ErrBadInput), found before a row moves.
 // Release the reader when done: it closes the source.
 func Read(ctx context.Context, src, table string, opts ReadOptions) (array.RecordReader, error) {
@@ -64,7 +65,8 @@ type plannedRead struct {
 	ranges []routes.Range
 	need   []string // columns read: the output's (mergedReader.schema), then the filter's
 	filter *where.Filter
-	pushed string // the SQL condition handed to the source, if any
+	expr   where.Expr // the filter, when the source takes a part of it
+	pushed string     // the part the source applies, as it states it
 	budget routes.Budget
 	mem    memory.Allocator
 	mergedReader
@@ -145,7 +147,7 @@ func (r *plannedRead) compileWhere(text string) error {
 		}
 	}
 	if pd, ok := routes.As[where.Pushdown](r.src); ok {
-		r.pushed, _ = where.SQL(e, r.info.Schema(), pd.Dialect())
+		r.expr, r.pushed = e, pd.PushDown(e, r.info.Schema())
 	}
 	return nil
 }
@@ -154,7 +156,7 @@ func (r *plannedRead) compileWhere(text string) error {
 func (r *plannedRead) openPipe(ctx context.Context, rg routes.Range) (routes.Stream, error) {
 	opts := routes.ReadOptions{Columns: r.need, ChunkBytes: r.budget.ChunkBytes, Allocator: r.mem}
 	if pd, ok := routes.As[where.Pushdown](r.src); ok && r.pushed != "" {
-		return pd.ReadWhere(ctx, rg, opts, r.pushed)
+		return pd.ReadWhere(ctx, rg, opts, r.expr)
 	}
 	return r.src.Read(ctx, rg, opts)
 }

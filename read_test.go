@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -21,9 +22,9 @@ import (
 	"github.com/weirhq/weir/routes"
 	_ "github.com/weirhq/weir/routes/all"
 	"github.com/weirhq/weir/routes/objstore/objstoretest"
-	"github.com/weirhq/weir/routes/objstore/where"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
+	"github.com/weirhq/weir/routes/where"
 )
 
 // readFilter is the filter of the tests below, and the same predicate in Go.
@@ -192,11 +193,14 @@ var (
 // pushdownSource wraps the lake and records the condition it is handed.
 type pushdownSource struct{ routes.Source }
 
-func (pushdownSource) Dialect() where.Dialect { return where.Postgres }
+func (pushdownSource) PushDown(e where.Expr, schema *arrow.Schema) string {
+	cond, _ := where.SQL(e, schema, where.Postgres)
+	return cond
+}
 
-func (p pushdownSource) ReadWhere(ctx context.Context, r routes.Range, opts routes.ReadOptions, cond string) (routes.Stream, error) {
+func (p pushdownSource) ReadWhere(ctx context.Context, r routes.Range, opts routes.ReadOptions, e where.Expr) (routes.Stream, error) {
 	pushed.Lock()
-	pushed.cond = cond
+	pushed.cond = p.PushDown(e, r.Table.Schema())
 	pushed.Unlock()
 	return p.Read(ctx, r, opts)
 }

@@ -45,7 +45,7 @@ func checkStreamPair(t *testing.T, r weir.Route) {
 		if !srcOK || !dstOK {
 			t.Fatalf("%s → %s is declared implemented but has no peer or fixture to exercise it", r.Source, r.Destination)
 		}
-		runStreamCell(t, newPeer(t), df.new(t))
+		runStreamCell(t, newPeer(t), df(t))
 	})
 }
 

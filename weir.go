@@ -33,6 +33,7 @@ type TransferOptions struct {
 	ChunkBytes    int         // bytes per batch and pipe (default 4 MiB, thinned under a memory cap)
 	NoPassthrough bool        // force Arrow even where both ends speak one wire format
 	Changelog     bool        // log_based: append every change to the destination (docs/cdc.md), not a replica
+	SlotWALWarn   int64       // log_based from PostgreSQL: warn above this much WAL retained by the slot (0: 4 GiB)
 	Progress      *routes.Progress
 	RunID         string // the run's id (default: a new one)
 }
@@ -76,13 +77,17 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 	if opts.Changelog {
 		return nil, routes.BadInput("--changelog needs --mode log_based (it logs what change capture reads)")
 	}
+	n, err := parseNames(opts)
+	if err != nil {
+		return nil, err
+	}
 	s, d, err := openPair(ctx, src, dst)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
 	defer d.Close()
-	tables, err := sourceTables(ctx, s, opts)
+	tables, err := sourceTables(ctx, s, n)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +95,7 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 	rep := &Report{RunID: runID(opts), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: mode, Parallel: budget.Parallel, ChunkBytes: budget.ChunkBytes}
 	var errs []error
 	for _, t := range tables {
-		spec := copySpec(s, d, t, opts, mode, budget, rep.RunID)
+		spec := copySpec(s, d, t, opts, n, mode, budget, rep.RunID)
 		res, err := routes.Copy(ctx, s, d, spec)
 		rep.add(res, err)
 		if err != nil {
@@ -117,21 +122,52 @@ func openPair(ctx context.Context, src, dst string) (routes.Source, routes.Desti
 	return s, d, nil
 }
 
-func sourceTables(ctx context.Context, s routes.Source, opts TransferOptions) ([]routes.TableRef, error) {
-	var out []routes.TableRef
+// names are a transfer's table and schema names, each parsed once by
+// routes.ParseTableRef's rules: a malformed one is bad input that names
+// its flag, never ignored.
+type names struct {
+	tables     []routes.TableRef
+	schema     string
+	destTable  routes.TableRef
+	destSchema string
+}
+
+func parseNames(opts TransferOptions) (names, error) {
+	var n names
 	for _, name := range opts.Tables {
 		t, err := routes.ParseTableRef(strings.TrimSpace(name))
 		if err != nil {
-			return nil, err
+			return n, fmt.Errorf("--table/--tables: %w", err)
 		}
-		out = append(out, t)
+		n.tables = append(n.tables, t)
 	}
+	var err error
 	if opts.Schema != "" {
+		if n.schema, err = routes.ParseSchema(strings.TrimSpace(opts.Schema)); err != nil {
+			return n, fmt.Errorf("--schema: %w", err)
+		}
+	}
+	if opts.DestTable != "" {
+		if n.destTable, err = routes.ParseTableRef(strings.TrimSpace(opts.DestTable)); err != nil {
+			return n, fmt.Errorf("--dest-table: %w", err)
+		}
+	}
+	if opts.DestSchema != "" {
+		if n.destSchema, err = routes.ParseSchema(strings.TrimSpace(opts.DestSchema)); err != nil {
+			return n, fmt.Errorf("--dest-schema: %w", err)
+		}
+	}
+	return n, nil
+}
+
+func sourceTables(ctx context.Context, s routes.Source, n names) ([]routes.TableRef, error) {
+	out := n.tables
+	if n.schema != "" {
 		l, ok := routes.As[routes.TableLister](s)
 		if !ok {
 			return nil, fmt.Errorf("%w: this source cannot list a schema's tables; name them with --tables", routes.ErrUnsupported)
 		}
-		listed, err := l.ListTables(ctx, opts.Schema)
+		listed, err := l.ListTables(ctx, n.schema)
 		if err != nil {
 			return nil, err
 		}
@@ -140,24 +176,14 @@ func sourceTables(ctx context.Context, s routes.Source, opts TransferOptions) ([
 	if len(out) == 0 {
 		return nil, routes.BadInput("no table to transfer: pass --table, --tables or --schema")
 	}
-	if opts.DestTable != "" && len(out) > 1 {
+	if n.destTable.Name != "" && len(out) > 1 {
 		return nil, routes.BadInput("--dest-table names one table, but %d are being transferred; use --dest-schema", len(out))
 	}
 	return out, nil
 }
 
-func copySpec(s routes.Source, d routes.Destination, t routes.TableRef, opts TransferOptions, mode routes.Mode, b routes.Budget, runID string) routes.CopySpec {
-	spec := routes.CopySpec{Table: t, Mode: mode, Budget: b, RunID: runID, Key: opts.PrimaryKey, NoPassthrough: opts.NoPassthrough, Progress: opts.Progress}
-	if opts.DestTable != "" {
-		spec.DestTable, _ = routes.ParseTableRef(opts.DestTable)
-	}
-	if opts.DestSchema != "" {
-		name := t.Name
-		if spec.DestTable.Name != "" {
-			name = spec.DestTable.Name
-		}
-		spec.DestTable = routes.TableRef{Schema: opts.DestSchema, Name: name}
-	}
+func copySpec(s routes.Source, d routes.Destination, t routes.TableRef, opts TransferOptions, n names, mode routes.Mode, b routes.Budget, runID string) routes.CopySpec {
+	spec := routes.CopySpec{Table: t, DestTable: n.destTable, DestSchema: n.destSchema, Mode: mode, Budget: b, RunID: runID, Key: opts.PrimaryKey, NoPassthrough: opts.NoPassthrough, Progress: opts.Progress}
 	if mode == routes.ModeAppend || mode == routes.ModeMerge {
 		spec.Window = incremental.Watermark(s, d, opts.Cursor)
 	}

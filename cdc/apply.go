@@ -55,6 +55,11 @@ type Tx interface {
 // and forgets it. Tests lower it to make chunk boundaries fall everywhere.
 var FlushChanges = 20000
 
+// FlushBytes bounds a chunk by the size of its row values as well: 20,000
+// wide rows (changes of a table with a few large text columns) held 1.5 GB
+// with the apply's copies of them.
+var FlushBytes = 64 << 20
+
 // Open begins one incremental run into dst: the destination transaction
 // (a changelog's when changelog is set, else a replica's) and a window
 // that streams into it every FlushChanges changes, so a run's memory is

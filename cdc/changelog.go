@@ -26,6 +26,17 @@ const CurrentSuffix = "__current"
 // appends the rows to the log as baseline ops.
 const BaselineSuffix = "__weir_base"
 
+// CurrentView is the name of log's __current view: <log>__current, or
+// hash-shortened (routes.SideName) when that exceeds the server's limit.
+func CurrentView(log routes.TableRef, fits routes.Limit) routes.TableRef {
+	return routes.TableRef{Schema: log.Schema, Name: routes.SideName("", log.Name, CurrentSuffix, fits)}
+}
+
+// BaselineTable is the name of the table a bootstrap of log loads first.
+func BaselineTable(log routes.TableRef, fits routes.Limit) routes.TableRef {
+	return routes.TableRef{Schema: log.Schema, Name: routes.SideName("", log.Name, BaselineSuffix, fits)}
+}
+
 // LogOp is one operation of a changelog window, kept in commit order.
 type LogOp struct {
 	Op Op
@@ -77,6 +88,7 @@ func (w *Window) addLog(t *Table, c Change) error {
 	op := func(o Op, row, origin []any) {
 		w.ord++
 		w.held++
+		w.heldBytes += rowBytes(row)
 		w.logged++
 		tw.Ops = append(tw.Ops, LogOp{Op: o, Row: row, Origin: origin, Position: c.Position, Ord: w.ord, Commit: c.Commit})
 	}
@@ -203,9 +215,20 @@ func AsLogAppender(dst routes.Destination, url string) (LogAppender, error) {
 // append those rows to the log as baseline ops at logPos and commit pos as
 // the table's position, in one transaction.
 func BootstrapLog(ctx context.Context, src routes.Source, dst routes.Destination, la LogAppender, t *Table, pos, logPos string, at time.Time, runID string) (int64, error) {
-	staged := routes.TableRef{Schema: t.Dest.Schema, Name: t.Dest.Name + BaselineSuffix}
+	staged := BaselineTable(t.Dest, routes.IdentLimitOf(dst))
+	// The baseline table is weir's only when a bootstrap of this source
+	// committed into it (its state row says so); any other table of that
+	// name is the user's, and the copy refuses it instead of replacing it.
+	owned := false
+	if sr, ok := routes.As[routes.StateReader](dst); ok {
+		_, had, err := sr.LoadState(ctx, staged, t.Info.SourceID)
+		if err != nil {
+			return 0, fmt.Errorf("bootstrap %s: %w", t.Source, err)
+		}
+		owned = had
+	}
 	cr, err := routes.Copy(ctx, src, dst, routes.CopySpec{
-		Table: t.Source, DestTable: staged, Mode: routes.ModeReplace, RunID: runID, Position: pos})
+		Table: t.Source, DestTable: staged, Mode: routes.ModeReplace, RunID: runID, Position: pos, Fresh: !owned})
 	if err != nil {
 		return 0, fmt.Errorf("bootstrap %s → %s: %w", t.Source, staged, err)
 	}

@@ -20,7 +20,7 @@ type Window struct {
 	ord   int    // ops added of it so far (Log)
 	// Streaming (Open): the changes (ops) held now and where they go every
 	// FlushChanges; what earlier flushes handed over, for Result.Count.
-	held                                int
+	held, heldBytes                     int
 	flush                               func() error
 	logged, truncates, upserts, deletes int
 }
@@ -88,15 +88,33 @@ func (w *Window) Add(t *Table, c Change) error {
 	}
 	w.Changes++
 	w.held++
+	w.heldBytes += rowBytes(c.Before) + rowBytes(c.After)
 	return w.flushFull()
 }
 
+// rowBytes estimates what a row's values hold in memory: their bytes and
+// a word or two per value.
+func rowBytes(row []any) int {
+	n := 0
+	for _, v := range row {
+		n += 16
+		switch x := v.(type) {
+		case string:
+			n += len(x)
+		case []byte:
+			n += len(x)
+		}
+	}
+	return n
+}
+
 // flushFull hands what the window holds to its open transaction once it
-// holds FlushChanges changes (ops), then forgets it: a replica's later
+// holds FlushChanges changes (ops) or FlushBytes of row values, then
+// forgets it: a replica's later
 // chunks read what they need (Unchanged values) from the destination, a
 // changelog's from the log, both as the same transaction wrote them.
 func (w *Window) flushFull() error {
-	if w.flush == nil || w.held < FlushChanges {
+	if w.flush == nil || (w.held < FlushChanges && w.heldBytes < FlushBytes) {
 		return nil
 	}
 	if err := w.flush(); err != nil {
@@ -116,7 +134,7 @@ func (w *Window) flushFull() error {
 			tw.Deletes = map[string][]any{}
 		}
 	}
-	w.held = 0
+	w.held, w.heldBytes = 0, 0
 	return nil
 }
 

@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/weirhq/weir/routes"
@@ -144,5 +145,28 @@ func TestWindow_Flush(t *testing.T) {
 	res.Count(w)
 	if res.Changes != 5 || res.Upserts != 2 || res.Deletes != 1 || res.Truncates != 1 {
 		t.Errorf("count = %+v, want 5 changes, 2 upserts, 1 delete, 1 truncate", res)
+	}
+}
+
+// TestWindow_FlushBytes: a window hands its chunk over once the rows it
+// holds reach FlushBytes, long before FlushChanges wide rows: memory is
+// bounded by bytes as well as by count, in both modes.
+func TestWindow_FlushBytes(t *testing.T) {
+	oldN, oldB := FlushChanges, FlushBytes
+	FlushChanges, FlushBytes = 1000, 1<<20
+	t.Cleanup(func() { FlushChanges, FlushBytes = oldN, oldB })
+	wide := strings.Repeat("x", 300<<10)
+	for _, w := range []*Window{NewWindow(), NewLogWindow()} {
+		flushes := 0
+		w.flush = func() error { flushes++; return nil }
+		for i := range 10 {
+			if err := w.Add(testTable(), Change{Op: OpInsert, After: []any{fmt.Sprint(i), wide, "x"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// 4 rows of 300 KiB reach 1 MiB: flushes after rows 4 and 8
+		if flushes != 2 {
+			t.Errorf("log=%v: %d flushes of 10 rows of 300 KiB with FlushBytes 1 MiB, want 2", w.Log, flushes)
+		}
 	}
 }

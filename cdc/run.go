@@ -18,6 +18,12 @@ type Result struct {
 	Appended  int    `json:"appended,omitempty"` // changelog: ops appended to the logs
 	From      string `json:"from,omitempty"`     // the position the run started at
 	To        string `json:"to"`                 // the position it committed
+	// PostgreSQL: the WAL the pair's slot retains after the run (current
+	// WAL end − restart_lsn), and what about the source's disk needs
+	// attention (a slot over the warning threshold, an unbounded
+	// max_slot_wal_keep_size at bootstrap).
+	SlotRetained int64    `json:"slot_retained_bytes,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
 }
 
 // Count fills the change counts of res from a window: what it flushed

@@ -21,6 +21,7 @@ type LogLag struct {
 	Confirmed       string `json:"confirmed,omitempty"`              // confirmed_flush_lsn
 	ConfirmedBehind int64  `json:"confirmed_behind_bytes,omitempty"` // current WAL end − confirmed_flush_lsn
 	WALStatus       string `json:"wal_status,omitempty"`             // reserved, extended, unreserved, lost
+	Warning         string `json:"warning,omitempty"`                // the slot retains more WAL than the threshold
 
 	// Binlog: the saved position's file and the server's oldest.
 	File   string `json:"file,omitempty"`

@@ -12,8 +12,8 @@ import (
 // or a baseline: rows before it are gone), unless that op is a delete.
 // quote renders one identifier in the destination's dialect; the rest is
 // SQL both postgres and mysql/mariadb accept.
-func CurrentViewSQL(t *Table, quote func(string) string) string {
-	view := routes.TableRef{Schema: t.Dest.Schema, Name: t.Dest.Name + CurrentSuffix}
+func CurrentViewSQL(t *Table, fits routes.Limit, quote func(string) string) string {
+	view := CurrentView(t.Dest, fits)
 	return "CREATE OR REPLACE VIEW " + refSQL(view, quote) + " AS\n" + CurrentSQL(t, quote, refSQL(t.Dest, quote))
 }
 

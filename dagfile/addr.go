@@ -1,15 +1,18 @@
 package dagfile
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/weirhq/weir/routes"
 )
 
-// TableAddr addresses a table in a connection: conn:schema.table. Schema is
-// the part of the name before its first dot ("" when there is none); Table
-// is the rest, which may itself hold dots. Objects of file and object-store
-// connections have no schema: Table is the object path (orders.csv).
+// TableAddr addresses a table in a connection: conn:schema.table, parsed
+// by routes.ParseTableRef (double quotes keep dots: lake:"my.schema".t).
+// Objects of file and object-store connections have no schema: Table is
+// the object path (orders.csv).
 type TableAddr struct {
 	Conn   string
 	Schema string
@@ -29,26 +32,28 @@ func ParseTableAddr(s string) (TableAddr, error) {
 	return TableAddr{Conn: conn, Schema: schema, Table: table}, nil
 }
 
-// checkTableName checks a schema.table name: not empty, no blanks, no empty part.
+// checkTableName checks a schema.table name by the rules every table name
+// of weir follows (routes.ParseTableRef: no empty part, quotes balanced
+// and around whole parts, at most schema.table; a file path is whole).
 func checkTableName(name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("the table name is empty")
-	case strings.ContainsAny(name, " \t\n\r"):
-		return fmt.Errorf("the table name %q holds a blank", name)
-	case strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, ".."):
-		return fmt.Errorf("the table name %q has an empty part", name)
+	if name == "" {
+		return errors.New("the table name is empty")
+	}
+	if _, err := routes.ParseTableRef(name); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), routes.ErrBadInput.Error()+": "))
 	}
 	return nil
 }
 
-// cutSchema splits schema.table at the first dot.
+// cutSchema splits schema.table as routes.ParseTableRef does; ok is false
+// when there is no schema. A name it cannot parse was refused at decode
+// time; here it stays whole.
 func cutSchema(name string) (schema, table string, ok bool) {
-	schema, table, ok = strings.Cut(name, ".")
-	if !ok {
+	t, err := routes.ParseTableRef(name)
+	if err != nil {
 		return "", name, false
 	}
-	return schema, table, true
+	return t.Schema, t.Name, t.Schema != ""
 }
 
 // objectAddr addresses an object of a file or object-store connection.

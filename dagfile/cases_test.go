@@ -16,10 +16,10 @@ var malformed = []struct {
 }{
 	{"unknown top key", "version: 1\nconnections: {lake: file:///x}\ntaks: {}\n", []string{
 		"testdata/weir.yaml:1:1: tasks: tasks is required: add at least one transfer, model or stream task",
-		"testdata/weir.yaml:3:1: taks: unknown key \"taks\" (did you mean \"tasks\"?); allowed: version, name, description, schedule, connections, defaults, tasks",
+		"testdata/weir.yaml:3:1: taks: unknown key \"taks\" (did you mean \"tasks\"?); allowed: version, name, description, schedule, connections, defaults, deploy, tasks",
 	}},
 	{"unknown task key", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sql: SELECT 1}\n    dep: [b]\n", []string{
-		"testdata/weir.yaml:8:5: tasks.a.dep: unknown key \"dep\" (did you mean \"deps\"?); allowed: transfer, model, stream, description, deps, tags, retries, retry_delay, timeout, pool, contract",
+		"testdata/weir.yaml:8:5: tasks.a.dep: unknown key \"dep\" (did you mean \"deps\"?); allowed: transfer, model, stream, description, deps, tags, retries, retry_delay, timeout, pool, contract, deploy",
 	}},
 	{"unknown model key", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sqll: SELECT 1}\n", []string{
 		"testdata/weir.yaml:7:5: tasks.a.model: model needs sql: (inline SQL) or sql_file: (a .sql file relative to the dagfile)",
@@ -69,7 +69,14 @@ var malformed = []struct {
 	{"bad table address", head + "  a:\n    model: {source: lake/s.x, sink: 'lake:', sql: SELECT 1}\n  b:\n    model: {source: lake:s..x, sink: lake:s.b, sql: SELECT 1}\n", []string{
 		"testdata/weir.yaml:7:21: tasks.a.model.source: bad table address \"lake/s.x\": write connection:schema.table, e.g. lake:silver.orders",
 		"testdata/weir.yaml:7:37: tasks.a.model.sink: bad table address \"lake:\": the table name is empty",
-		"testdata/weir.yaml:9:21: tasks.b.model.source: bad table address \"lake:s..x\": the table name \"s..x\" has an empty part",
+		"testdata/weir.yaml:9:21: tasks.b.model.source: bad table address \"lake:s..x\": table \"s..x\": empty name part",
+	}},
+	{"malformed transfer tables", head + "  a:\n    transfer: {from: app, table: a.b.c.d, to: lake, dest_table: 'x..y'}\n  b:\n    transfer: {from: app, tables: [s., '\"open'], to: lake, schema: a.b}\n", []string{
+		"testdata/weir.yaml:7:34: tasks.a.transfer.table: bad table name: table \"a.b.c.d\": 4 name parts, want schema.table or table (quote a name that holds a dot)",
+		"testdata/weir.yaml:7:65: tasks.a.transfer.dest_table: bad table name: table \"x..y\": empty name part",
+		"testdata/weir.yaml:9:36: tasks.b.transfer.tables[0]: bad table name: table \"s.\": empty name part",
+		"testdata/weir.yaml:9:40: tasks.b.transfer.tables[1]: bad table name: table \"\\\"open\": unclosed quote",
+		"testdata/weir.yaml:9:68: tasks.b.transfer.schema: bad schema name: schema \"a.b\": want one name (quote a name that holds a dot)",
 	}},
 	{"no kind", head + "  a:\n    retries: 1\n", []string{
 		"testdata/weir.yaml:6:3: tasks.a: a task needs one of transfer:, model: or stream:",
@@ -129,7 +136,7 @@ var malformed = []struct {
 		"testdata/weir.yaml:7:5: tasks.a.transfer: transfer needs to: (the destination connection)",
 	}},
 	{"stream options", head + "  a:\n    stream: {source: http://x/events, sink: lake:s.a, trigger: always, materialization: merge}\n  b:\n    stream: {source: nope, sink: lake:s.b, key: [id], batch_size: 0}\n", []string{
-		"testdata/weir.yaml:7:22: tasks.a.stream.source: stream source scheme \"http\" is not a stream; allowed: sse, ws, wss, kafka, sqs, pubsub",
+		"testdata/weir.yaml:7:22: tasks.a.stream.source: stream source scheme \"http\" is not a stream; allowed: sse, sse+http, sse+https, ws, wss, kafka, pubsub, sqs",
 		"testdata/weir.yaml:7:64: tasks.a.stream.trigger: bad trigger \"always\"; allowed: available_now, continuous",
 		"testdata/weir.yaml:7:89: tasks.a.stream.materialization: materialization merge needs key: (the columns that identify an event)",
 		"testdata/weir.yaml:9:22: tasks.b.stream.source: unknown connection \"nope\"; defined: app, lake",
@@ -142,10 +149,10 @@ var malformed = []struct {
 		"testdata/weir.yaml:7:80: tasks.a.stream.batch_size: batch_size is for event sources: a table source commits one chunk of chunk_size rows at a time",
 		"testdata/weir.yaml:9:5: tasks.b.stream: stream needs cursor: (the column a table source pages on: an integer or timestamp column that grows with new rows)",
 		"testdata/weir.yaml:11:53: tasks.c.stream.chunk_size: chunk_size is used only by a table source (with table:); an event source commits batch_size events",
-		"testdata/weir.yaml:13:22: tasks.d.stream.source: stream source scheme \"mysql\" is not a stream; allowed: sse, ws, wss, kafka, sqs, pubsub (to read a SQL table in chunks, add table: and cursor:)",
+		"testdata/weir.yaml:13:22: tasks.d.stream.source: stream source scheme \"mysql\" is not a stream; allowed: sse, sse+http, sse+https, ws, wss, kafka, pubsub, sqs (to read a SQL table in chunks, add table: and cursor:)",
 		"testdata/weir.yaml:13:45: tasks.d.stream.table: expected a string, got \"\"",
 		"testdata/weir.yaml:15:22: tasks.e.stream.source: a table source reads postgres, mysql or clickhouse, not \"sse\"; allowed: postgres, postgresql, mysql, mariadb, clickhouse, clickhouse+http, clickhouse+https",
-		"testdata/weir.yaml:17:22: tasks.f.stream.source: stream source scheme \"postgres\" is not a stream; allowed: sse, ws, wss, kafka, sqs, pubsub (to read a SQL table in chunks, add table: and cursor:)",
+		"testdata/weir.yaml:17:22: tasks.f.stream.source: stream source scheme \"postgres\" is not a stream; allowed: sse, sse+http, sse+https, ws, wss, kafka, pubsub, sqs (to read a SQL table in chunks, add table: and cursor:)",
 	}},
 	{"contract inline", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sql: SELECT 1}\n    contract:\n      columns: [{name: id}, {type: INT}, {name: id}]\n      rules:\n        - not_null: [idx]\n        - {unique: [id], sql: id > 0}\n        - range: {column: id}\n        - regex: {column: id, pattern: '(('}\n        - accepted_values: {column: id}\n      max_bad_ratio: lots\n", []string{
 		"testdata/weir.yaml:9:29: tasks.a.contract.columns[1]: a column needs name:",

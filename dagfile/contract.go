@@ -22,14 +22,39 @@ type Contract struct {
 // Column is a column the output must have.
 type Column struct {
 	Name     string
-	Type     string // a DuckDB type (BIGINT, DECIMAL(12,2), VARCHAR, TIMESTAMP…); "" keeps the output's type
+	Type     string // a DuckDB type (BIGINT, DECIMAL(12,2), VARCHAR, TIMESTAMP…), after DuckType; "" keeps the output's type
 	Required bool   // the column must be present and not null
+	Line     int    // position of the column in its file (Contract.File, else the dagfile)
+	Col      int
+}
+
+// typeNames are the type names whose meaning in contracts (the Open
+// Lakehouse Contract's, and what most users mean) is not DuckDB's: int,
+// integer and float are 64-bit here; 32-bit only when asked (int32,
+// float32, or DuckDB's INT4, REAL).
+var typeNames = map[string]string{
+	"int": "BIGINT", "integer": "BIGINT", "long": "BIGINT", "int64": "BIGINT", "bigint": "BIGINT",
+	"int32": "INTEGER", "short": "SMALLINT", "int16": "SMALLINT", "byte": "TINYINT", "int8": "TINYINT",
+	"float": "DOUBLE", "double": "DOUBLE", "float64": "DOUBLE", "number": "DOUBLE", "float32": "FLOAT",
+	"string": "VARCHAR", "text": "VARCHAR", "varchar": "VARCHAR",
+	"bool": "BOOLEAN", "boolean": "BOOLEAN", "binary": "BLOB",
+	"date": "DATE", "timestamp": "TIMESTAMP", "timestamptz": "TIMESTAMPTZ",
+}
+
+// DuckType is the DuckDB type of a contract type name: the names of
+// typeNames (any case) are mapped, decimal(p,s) and every other name are
+// DuckDB's own.
+func DuckType(name string) string {
+	if t, ok := typeNames[strings.ToLower(strings.TrimSpace(name))]; ok {
+		return t
+	}
+	return strings.TrimSpace(name)
 }
 
 // The contract rule kinds.
 const (
 	RuleNotNull        = "not_null"        // Columns must not be null
-	RuleUnique         = "unique"          // Columns (together) are unique within the batch
+	RuleUnique         = "unique"          // Columns (together) are unique within the batch; a NULL key is distinct unless NullsEqual
 	RuleAcceptedValues = "accepted_values" // Column is one of Values
 	RuleRange          = "range"           // Min <= Column <= Max
 	RuleRegex          = "regex"           // Column matches Pattern (RE2)
@@ -40,17 +65,18 @@ var ruleKinds = []string{RuleNotNull, RuleUnique, RuleAcceptedValues, RuleRange,
 
 // ContractRule is one rule of a contract; Kind says which fields are set.
 type ContractRule struct {
-	Kind    string
-	Name    string   // optional label, used in _weir_reason (default: the kind and column)
-	Columns []string // not_null, unique
-	Column  string   // accepted_values, range, regex
-	Values  []string // accepted_values
-	Min     string   // range lower bound as written ("" when open); a number or a literal
-	Max     string   // range upper bound as written ("" when open)
-	Pattern string   // regex
-	SQL     string   // sql: true for a good row
-	Line    int      // position of the rule in its file
-	col     int
+	Kind       string
+	Name       string   // optional label, used in _weir_reason (default: the kind and column)
+	Columns    []string // not_null, unique
+	NullsEqual bool     // unique with nulls_distinct: false: NULL keys are duplicates of each other
+	Column     string   // accepted_values, range, regex
+	Values     []string // accepted_values
+	Min        string   // range lower bound as written ("" when open); a number or a literal
+	Max        string   // range upper bound as written ("" when open)
+	Pattern    string   // regex
+	SQL        string   // sql: true for a good row
+	Line       int      // position of the rule in its file
+	Col        int
 }
 
 var contractKeys = []string{"columns", "rules", "max_bad_ratio"}
@@ -118,13 +144,13 @@ func columns(d *decoder, g field) []Column {
 	var out []Column
 	seen := map[string]bool{}
 	for _, item := range d.items(g) {
-		var c Column
+		c := Column{Line: item.val.Line, Col: item.val.Column}
 		for _, h := range d.fields(item.val, item.path, columnKeys) {
 			switch h.name {
 			case "name":
 				c.Name = d.str(h)
 			case "type":
-				c.Type = d.str(h)
+				c.Type = DuckType(d.str(h))
 			case "required":
 				c.Required = d.boolean(h)
 			}
@@ -146,7 +172,7 @@ var ruleKeys = append([]string{"name"}, ruleKinds...)
 
 // rule decodes one rule: a mapping with one rule kind key (and a name).
 func rule(d *decoder, item field) (ContractRule, bool) {
-	r := ContractRule{Line: item.val.Line, col: item.val.Column}
+	r := ContractRule{Line: item.val.Line, Col: item.val.Column}
 	var kinds []field
 	for _, h := range d.fields(item.val, item.path, ruleKeys) {
 		if h.name == "name" {
@@ -167,11 +193,13 @@ func rule(d *decoder, item field) (ContractRule, bool) {
 
 // ruleBody decodes the value of a rule kind key.
 func ruleBody(d *decoder, r *ContractRule, h field) bool {
-	switch h.name {
-	case RuleNotNull, RuleUnique:
+	switch {
+	case h.name == RuleUnique && h.val.Kind == yaml.MappingNode:
+		return uniqueArgs(d, r, h)
+	case h.name == RuleNotNull || h.name == RuleUnique:
 		r.Columns = d.strs(h)
 		return len(r.Columns) > 0
-	case RuleSQL:
+	case h.name == RuleSQL:
 		r.SQL = d.str(h)
 		return r.SQL != ""
 	}
@@ -218,6 +246,23 @@ func ruleArgs(d *decoder, r *ContractRule, h field, fs map[string]field) bool {
 	return r.Pattern != ""
 }
 
+// uniqueArgs decodes unique: {columns: [a, b], nulls_distinct: false}.
+func uniqueArgs(d *decoder, r *ContractRule, h field) bool {
+	for _, g := range d.fields(h.val, h.path, []string{"columns", "nulls_distinct"}) {
+		switch g.name {
+		case "columns":
+			r.Columns = d.strs(g)
+		case "nulls_distinct":
+			r.NullsEqual = !d.boolean(g)
+		}
+	}
+	if len(r.Columns) == 0 {
+		d.fail(h.key, h.path, "unique needs columns: [a, b, …]")
+		return false
+	}
+	return true
+}
+
 // rangeArgs decodes min and max (at least one).
 func rangeArgs(d *decoder, r *ContractRule, h field, fs map[string]field) bool {
 	if g, ok := fs["min"]; ok {
@@ -246,7 +291,7 @@ func checkRuleColumns(d *decoder, c *Contract, n *yaml.Node, path string) {
 	for _, r := range c.Rules {
 		for _, col := range append(r.Columns, r.Column) {
 			if col != "" && !slicesContains(names, col) {
-				d.failAt(pos{r.Line, r.col}, join(path, "rules"), RuleFormat,
+				d.failAt(pos{r.Line, r.Col}, join(path, "rules"), RuleFormat,
 					"rule %s names column %q, which is not in columns%s", r.Kind, col, didYouMean(col, names))
 			}
 		}

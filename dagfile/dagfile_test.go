@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirhq/weir/routes/scheme"
 )
 
 func TestParse_Malformed(t *testing.T) {
@@ -177,34 +179,19 @@ func TestExpand(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"postgres://u:secret@h:5432/db", "postgres://u:xxxxx@h:5432/db"},
-		{"postgres://u:se/cret@h/db", "postgres://u:xxxxx@h/db"},
-		{"postgres://u:${PG_PASS}@h/db", "postgres://u:${PG_PASS}@h/db"},
-		{"postgres://u@h/db", "postgres://u@h/db"},
-		{"s3://b/p?endpoint=http://x&secret_key=abc&region=eu", "s3://b/p?endpoint=http://x&secret_key=xxxxx&region=eu"},
-		{"s3://b/p?access_token=${TOKEN}", "s3://b/p?access_token=${TOKEN}"},
-		{"${APP_PG_URL}", "${APP_PG_URL}"},
-		{"./data/file.csv", "./data/file.csv"},
-	}
-	for _, tc := range tests {
-		if got := Redact(tc.in); got != tc.want {
-			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestParseTableAddr(t *testing.T) {
 	tests := []struct{ in, want, err string }{
 		{"lake:silver.orders", "lake silver orders", ""},
 		{"lake:orders", "lake  orders", ""},
-		{"lake:db.ns.orders", "lake db ns.orders", ""},
+		{`lake:db."ns.orders"`, "lake db ns.orders", ""},
+		{"lake:db.ns.orders", "", `bad table address "lake:db.ns.orders": table "db.ns.orders": 3 name parts, want schema.table or table (quote a name that holds a dot)`},
+		{"lake:s.", "", `bad table address "lake:s.": table "s.": empty name part`},
+		{`lake:"open`, "", `bad table address "lake:\"open": table "\"open": unclosed quote`},
 		{"silver.orders", "", `bad table address "silver.orders": write connection:schema.table, e.g. lake:silver.orders`},
 		{"Lake:x", "", `bad table address "Lake:x": write connection:schema.table, e.g. lake:silver.orders`},
 		{"lake:a:b", "", `bad table address "lake:a:b": write connection:schema.table, e.g. lake:silver.orders`},
-		{"lake:a b", "", `bad table address "lake:a b": the table name "a b" holds a blank`},
-		{"lake:.x", "", `bad table address "lake:.x": the table name ".x" has an empty part`},
+		{"lake:a b", "", `bad table address "lake:a b": table "a b": a blank or control character in an unquoted name (quote the name part)`},
+		{"lake:.x", "", `bad table address "lake:.x": table ".x": empty name part`},
 	}
 	for _, tc := range tests {
 		a, err := ParseTableAddr(tc.in)
@@ -368,5 +355,24 @@ func TestParse_ModelCursorAndLookup(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every scheme routes/stream opens is an inline stream source dagfile
+// accepts (sse+https:// and sse+http:// were refused).
+func TestParse_EveryStreamScheme(t *testing.T) {
+	for _, sch := range scheme.Streams {
+		data := "version: 1\nconnections:\n  lake: file:///lake\ntasks:\n  a: {stream: {source: '" + sch + "://h/x?group=g', sink: lake:s.a}}\n"
+		f, err := Parse([]byte(data), "w.yaml", func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Errorf("%s: %v", sch, err)
+			continue
+		}
+		if got := f.Task("a").Stream.SourceScheme(); got != sch {
+			t.Errorf("%s: SourceScheme = %q", sch, got)
+		}
+	}
+	if !slices.Contains(scheme.Streams, "sse+https") {
+		t.Fatal("the catalogue lost sse+https")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // Getenv looks up an environment variable; os.LookupEnv is one.
@@ -18,13 +20,19 @@ type Connection struct {
 	Name string
 	Raw  string   // as written, e.g. ${APP_PG_URL} or postgres://u:${PG_PASS}@host/db
 	Vars []string // the variables Raw references, sorted, unique
-	Line int      // position of the connection's key
-	Col  int
-	url  *string // expanded; nil when not expanded (LoadStatic) — a pointer so fmt never prints it
+	// AirflowConn is an Airflow connection id (airflow_conn:): the generated
+	// Airflow task puts its URI into the one variable Raw is, at run time.
+	AirflowConn string
+	Line        int // position of the connection's key
+	Col         int
+	url         *string // expanded; nil when not expanded (LoadStatic) — a pointer so fmt never prints it
+	// envErrs are the unset variables (or an empty value) found when
+	// expanding: File.Resolve reports them for the tasks that use it.
+	envErrs ErrorList
 }
 
 // URL returns the expanded URL. It is a secret: never log or print it
-// (use Redact). It is "" when the dagfile was loaded without expansion.
+// (use redact.String). It is "" when the dagfile was loaded without expansion.
 func (c *Connection) URL() string {
 	if c.url == nil {
 		return ""
@@ -56,7 +64,7 @@ func schemeOf(raw, expanded string) string {
 }
 
 // String returns "name=<raw value with any literal password redacted>".
-func (c Connection) String() string { return c.Name + "=" + Redact(c.Raw) }
+func (c Connection) String() string { return c.Name + "=" + redact.String(c.Raw) }
 
 // GoString is String, so %#v does not print the expanded URL either.
 func (c Connection) GoString() string { return "dagfile.Connection(" + c.String() + ")" }
@@ -116,48 +124,4 @@ func expand(raw string, getenv Getenv) (string, []string) {
 		}
 	}
 	return b.String(), missing
-}
-
-var secretParamRE = regexp.MustCompile(`(?i)([?&][^=&]*(pass|secret|token|key|credential)[^=&]*=)([^&#]*)`)
-
-// Redact hides the password of a URL's user info and the values of query
-// parameters that look secret (password, secret, token, key, credential).
-// ${VAR} references are kept: they name a secret, they do not hold one.
-func Redact(s string) string {
-	s = secretParamRE.ReplaceAllStringFunc(s, func(m string) string {
-		sub := secretParamRE.FindStringSubmatch(m)
-		if isRef(sub[3]) || sub[3] == "" {
-			return m
-		}
-		return sub[1] + "xxxxx"
-	})
-	i := strings.Index(s, "://")
-	if i < 0 {
-		return s
-	}
-	rest := s[i+3:]
-	at := strings.LastIndex(rest[:authorityEnd(rest)], "@")
-	if at < 0 {
-		return s
-	}
-	user, pass, ok := strings.Cut(rest[:at], ":")
-	if !ok || isRef(pass) {
-		return s
-	}
-	return s[:i+3] + user + ":xxxxx" + rest[at:]
-}
-
-// authorityEnd returns where the user info of a URL (after "://") may end at
-// the latest: a literal password may hold "/", so only "?" and "#" bound it
-// (redacting too much is the safe side).
-func authorityEnd(rest string) int {
-	if j := strings.IndexAny(rest, "?#"); j >= 0 {
-		return j
-	}
-	return len(rest)
-}
-
-// isRef reports whether s is exactly one ${VAR} reference.
-func isRef(s string) bool {
-	return strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") && strings.Count(s, "${") == 1
 }

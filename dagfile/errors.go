@@ -19,6 +19,11 @@ const (
 	RuleStreamAppend     = "STREAM-001"
 	RuleStreamContinuous = "STREAM-002"
 	RuleStreamNoCursor   = "STREAM-003"
+	RuleContractBind     = "CONTRACT-001" // DuckDB refuses a contract's type name or rule (weir lint binds them)
+	RuleContractUnbound  = "CONTRACT-002" // a rule reads a column the contract does not list: lint cannot bind it
+	RulePodLocalFiles    = "K8S-001"      // a task run in a pod uses local files (a file lake, a SQLite catalog) with no volume
+	RuleEnvNeeds         = "ENV-000"      // what a task's pod must be given (weir lint --env-from)
+	RuleEnvMissing       = "ENV-001"      // a variable a task needs that --env-from does not provide
 )
 
 // Error is one problem in a dagfile, located at File:Line:Col. Key is the

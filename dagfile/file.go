@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // Version is the dagfile format version this package reads.
@@ -32,6 +34,7 @@ type File struct {
 	Schedule    string // as written (cron or @hourly…); "" when unscheduled
 	Connections map[string]*Connection
 	Defaults    Defaults
+	Deploy      Deploy  // the deploy: section (pods); each Task.Deploy has it merged
 	Tasks       []*Task // sorted by name
 	byName      map[string]*Task
 }
@@ -71,10 +74,67 @@ func load(path string, getenv Getenv) (*File, error) {
 // them unexpanded, as LoadStatic does. The error is an ErrorList.
 func Parse(data []byte, path string, getenv Getenv) (*File, error) {
 	f, errs := parse(data, path, getenv)
+	errs = append(errs, f.envErrs(f.Tasks, true)...)
+	if len(errs) > 0 {
+		errs.sort(path)
+		return nil, errs
+	}
+	return f, nil
+}
+
+// LoadLazy reads and parses the dagfile at path, expanding the ${VAR}
+// references that getenv knows. A connection with an unset variable is left
+// unexpanded and is no error here: Resolve reports it for the tasks that use
+// it, so a task runs with its own connections' variables only.
+func LoadLazy(path string, getenv Getenv) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read dagfile: %w", err)
+	}
+	f, errs := parse(data, path, getenv)
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	return f, nil
+}
+
+// Resolve checks that every connection the tasks use (sources, sinks,
+// inputs, the quarantine and this, which live on the sink's connection, a
+// stream's source URL) was expanded. The error is an ErrorList naming each
+// unset variable at its connection.
+func (f *File) Resolve(tasks ...*Task) error {
+	if errs := f.envErrs(tasks, false); len(errs) > 0 {
+		errs.sort(f.Path)
+		return errs
+	}
+	return nil
+}
+
+// envErrs returns the expansion problems of the connections tasks use (all
+// connections when all is set), each connection once.
+func (f *File) envErrs(tasks []*Task, all bool) ErrorList {
+	var out ErrorList
+	seen := map[string]bool{}
+	addConn := func(name string) {
+		if c := f.Connections[name]; c != nil && !seen[name] {
+			seen[name] = true
+			out = append(out, c.envErrs...)
+		}
+	}
+	if all {
+		for _, name := range sortedKeys(f.Connections) {
+			addConn(name)
+		}
+	}
+	for _, t := range tasks {
+		for _, name := range t.Connections() {
+			addConn(name)
+		}
+		if t.Stream != nil {
+			out = append(out, t.Stream.envErrs...)
+		}
+	}
+	return out
 }
 
 // Task returns the task called name, or nil.
@@ -125,7 +185,7 @@ func (p *parser) document(data []byte) *yaml.Node {
 	return doc.Content[0]
 }
 
-var topKeys = []string{"version", "name", "description", "schedule", "connections", "defaults", "tasks"}
+var topKeys = []string{"version", "name", "description", "schedule", "connections", "defaults", "deploy", "tasks"}
 
 // top decodes the root mapping: connections and defaults before tasks.
 func (p *parser) top(root *yaml.Node) {
@@ -143,6 +203,9 @@ func (p *parser) top(root *yaml.Node) {
 	}
 	if f, ok := fs["defaults"]; ok {
 		p.defaults(f)
+	}
+	if f, ok := fs["deploy"]; ok {
+		p.deploy(f, deployKeys, &p.f.Deploy)
 	}
 	p.schedule(fs["schedule"])
 	p.tasks(fs["tasks"], root)
@@ -194,18 +257,36 @@ func defaultName(path string) string {
 	return strings.TrimSuffix(name[:min(len(name), 63)], "_")
 }
 
-// connections decodes the connections mapping.
+// connections decodes the connections mapping: NAME: URL, or NAME: {url:
+// URL, airflow_conn: ID}.
 func (p *parser) connections(f field) {
 	for _, c := range p.d.fields(f.val, f.path, nil) {
 		if !p.d.name(c.key, c.path, "connection") {
 			continue
 		}
-		raw, ok := p.d.scalar(c, "a URL (${VAR} references are expanded from the environment)")
+		urlField, airflow := c, ""
+		if c.val.Kind == yaml.MappingNode {
+			fs := map[string]field{}
+			for _, g := range p.d.fields(c.val, c.path, connKeys) {
+				fs[g.name] = g
+			}
+			if !p.require(fs, c, "url", "the connection's URL") {
+				continue
+			}
+			urlField = fs["url"]
+			if g, ok := fs["airflow_conn"]; ok {
+				airflow = p.d.str(g)
+			}
+		}
+		raw, ok := p.d.scalar(urlField, "a URL (${VAR} references are expanded from the environment)")
 		if !ok {
 			continue
 		}
-		conn := &Connection{Name: c.name, Raw: raw, Line: c.key.Line, Col: c.key.Column}
-		p.expandConn(conn, c)
+		conn := &Connection{Name: c.name, Raw: raw, AirflowConn: airflow, Line: c.key.Line, Col: c.key.Column}
+		p.expandConn(conn, urlField, &conn.envErrs)
+		if airflow != "" && (len(conn.Vars) != 1 || raw != "${"+firstOr(conn.Vars)+"}") {
+			p.d.fail(urlField.val, urlField.path, "with airflow_conn the url is one ${VAR} (the variable the Airflow connection's URI goes into), got %s", redact.String(raw))
+		}
 		p.f.Connections[c.name] = conn
 	}
 	if n := resolve(f.val); n.Kind == yaml.MappingNode && len(n.Content) == 0 {
@@ -213,8 +294,20 @@ func (p *parser) connections(f field) {
 	}
 }
 
-// expandConn finds the variables of a connection and, with getenv, expands them.
-func (p *parser) expandConn(conn *Connection, c field) {
+var connKeys = []string{"url", "airflow_conn"}
+
+func firstOr(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// expandConn finds the variables of a connection and, with getenv, expands
+// them. An unset variable (or an empty result) is not an error of the file:
+// it goes into envErrs, which Resolve reports for the tasks that use the
+// connection only (a pod is given only its own task's variables).
+func (p *parser) expandConn(conn *Connection, c field, envErrs *ErrorList) {
 	vars, err := varRefs(conn.Raw)
 	if err != nil {
 		p.d.fail(c.val, c.path, "%v", err)
@@ -225,13 +318,14 @@ func (p *parser) expandConn(conn *Connection, c field) {
 		return
 	}
 	val, missing := expand(conn.Raw, p.getenv)
+	env := decoder{file: p.d.file, errs: envErrs}
 	for _, v := range missing {
-		p.d.fail(c.val, c.path, "environment variable %s is not set (the connection is %s)", v, Redact(conn.Raw))
+		env.fail(c.val, c.path, "environment variable %s is not set (the connection is %s)", v, redact.String(conn.Raw))
 	}
 	if len(missing) == 0 && val == "" {
-		p.d.fail(c.val, c.path, "the connection is empty once expanded (%s): set %s", Redact(conn.Raw), strings.Join(vars, ", "))
+		env.fail(c.val, c.path, "the connection is empty once expanded (%s): set %s", redact.String(conn.Raw), strings.Join(vars, ", "))
 	}
-	if len(missing) == 0 {
+	if len(*envErrs) == 0 {
 		conn.url = &val
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/scheme"
 )
 
 // Transfer is a transfer task: every option of `weir transfer`.
@@ -59,6 +62,10 @@ func (p *parser) transferFields(x *Transfer, fs map[string]field) {
 		switch name {
 		case "schema":
 			x.Schema = p.d.str(g)
+			if _, err := routes.ParseSchema(x.Schema); x.Schema != "" && err != nil {
+				p.d.fail(g.val, g.path, "bad schema name: %s", strings.TrimPrefix(err.Error(), routes.ErrBadInput.Error()+": "))
+				x.Schema = ""
+			}
 		case "dest_table":
 			x.DestTable = p.tableName(g)
 		case "mode":
@@ -371,10 +378,11 @@ type Stream struct {
 	ChunkSize       int           // a table source: rows per chunk (one chunk per commit); 0: automatic
 	scheme          string
 	url             *string
+	envErrs         ErrorList // expansion problems of a URL source (see File.Resolve)
 }
 
-// StreamSchemes are the URL schemes of stream sources.
-var StreamSchemes = []string{"sse", "ws", "wss", "kafka", "sqs", "pubsub"}
+// StreamSchemes are the URL schemes of stream sources: routes/stream's.
+var StreamSchemes = scheme.Streams
 
 // TableSourceSchemes are the schemes a stream's table source can page
 // through by key (routes.KeysetSource).
@@ -487,7 +495,7 @@ func (p *parser) streamSource(s *Stream, g field) {
 		return
 	}
 	c := &Connection{Name: "source", Raw: s.Source}
-	p.expandConn(c, g)
+	p.expandConn(c, g, &s.envErrs)
 	s.Vars, s.url, s.scheme = c.Vars, c.url, c.Scheme()
 	if sch := s.scheme; sch != "" && !slicesContains(StreamSchemes, sch) && !s.IsTableSource() {
 		hint := ""

@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // Severity of a finding: errors make `weir lint` exit 1.
@@ -53,7 +55,16 @@ var Rules = []RuleInfo{
 	{RuleStreamAppend, SeverityWarning, "a resumable stream source loaded with bare append: a replay writes duplicates; use merge with a key"},
 	{RuleStreamContinuous, SeverityWarning, "a continuous trigger: an always-on consumer; confirm the freshness SLO needs it"},
 	{RuleStreamNoCursor, SeverityWarning, "a WebSocket source without cursor: at-least-once within one connection only"},
+	{RuleContractBind, SeverityError, "a contract type name or rule that DuckDB cannot parse or bind (checked by weir lint, which links DuckDB)"},
+	{RuleContractUnbound, SeverityWarning, "a contract rule reads a column its columns: do not list, so lint cannot bind it"},
+	{RulePodLocalFiles, SeverityWarning, "with deploy: (pods), a task whose connections are local files (file://, an Iceberg SQLite catalog or file warehouse) and no volume is mounted"},
+	{RuleEnvNeeds, SeverityInfo, "with --env-from: the variables a task's pod must be given, all present"},
+	{RuleEnvMissing, SeverityError, "with --env-from: a variable a task needs is not provided"},
 }
+
+// SortFindings orders findings as Check does: the dagfile (path) first,
+// then by file, position and rule.
+func SortFindings(fs []Finding, path string) { sortFindings(fs, path) }
 
 // CheckFile reads the dagfile at path and checks it; the error is for an
 // unreadable file or a bad selector only.
@@ -139,7 +150,48 @@ func (f *File) lintTask(t *Task, picked map[string]bool) []Finding {
 		add(RuleOrphan, "", "no other task reads what it writes or writes what it reads: it runs on its own (intended?)")
 	}
 	f.lintStream(t, add)
+	if !f.Deploy.IsZero() {
+		f.lintPod(t, add)
+	}
 	return out
+}
+
+// PodFindings applies the pod rules (K8S-001) to the selected tasks, as if
+// they run in pods whether or not the dagfile has deploy: (weir generate
+// argo and --operator kubernetes report them).
+func PodFindings(f *File, selectors ...string) ([]Finding, error) {
+	sel, err := f.Select(selectors...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, t := range sel {
+		f.lintPod(t, func(rule, key, format string, args ...any) {
+			line, col := t.Pos(key)
+			out = append(out, Finding{Rule: rule, Severity: severityOf(rule), File: f.Path, Line: line, Col: col,
+				Task: t.Name, Message: fmt.Sprintf("task %s: ", t.Name) + fmt.Sprintf(format, args...)})
+		})
+	}
+	sortFindings(out, f.Path)
+	return out, nil
+}
+
+// lintPod warns when a task that runs in a pod reads or writes local files
+// and no volume is mounted: the pod's filesystem is its image's, and what
+// it writes is gone when the pod ends.
+func (f *File) lintPod(t *Task, add addFunc) {
+	if len(t.Deploy.Volumes) > 0 {
+		return
+	}
+	for _, name := range t.Connections() {
+		c := f.Connections[name]
+		if c == nil {
+			continue
+		}
+		if paths := c.LocalPaths(); len(paths) > 0 {
+			add(RulePodLocalFiles, "", "connection %s is local files (%s) but no volume is mounted in its pod: the pod sees only its image, and what it writes is lost when the pod ends; add a volume under deploy: volumes: (a PersistentVolumeClaim) mounted where the paths resolve, or use an object store (s3://, gcs://) and a shared catalog", name, strings.Join(paths, ", "))
+		}
+	}
 }
 
 type addFunc func(rule, key, format string, args ...any)
@@ -156,7 +208,7 @@ func (f *File) lintStream(t *Task, add addFunc) {
 	// A table source has no commit of its own to replay from: its cursor
 	// is committed with the rows, so append never duplicates.
 	if s.Materialization == "append" && !s.IsTableSource() {
-		add(RuleStreamAppend, "stream.source", "stream source %s (%s) is loaded with bare append: a replay after a restart writes duplicates; use materialization: merge with key:", Redact(s.Source), cmp.Or(s.scheme, "scheme unknown"))
+		add(RuleStreamAppend, "stream.source", "stream source %s (%s) is loaded with bare append: a replay after a restart writes duplicates; use materialization: merge with key:", redact.String(s.Source), cmp.Or(s.scheme, "scheme unknown"))
 	}
 	if s.Trigger == "continuous" {
 		add(RuleStreamContinuous, "stream.trigger", "trigger: continuous keeps a consumer running around the clock (always-on cost): confirm the freshness SLO needs it, or use available_now on a schedule")
@@ -200,4 +252,38 @@ func boolCmp(a, b bool) int {
 		return 1
 	}
 	return -1
+}
+
+// EnvFindings reports, for each selected task, the environment variables a
+// worker or pod running it must be given (its connections' and its stream
+// URL's, nothing else): ENV-001 (error) naming those present does not
+// have, else ENV-000 (info) listing them. The error is for a bad selector.
+func EnvFindings(f *File, present func(name string) bool, selectors ...string) ([]Finding, error) {
+	sel, err := f.Select(selectors...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
+	for _, t := range sel {
+		vars := f.Vars(t)
+		var missing []string
+		for _, v := range vars {
+			if !present(v) {
+				missing = append(missing, v)
+			}
+		}
+		fd := Finding{Rule: RuleEnvNeeds, Severity: SeverityInfo, File: f.Path, Line: t.Line, Col: t.Col, Task: t.Name}
+		switch {
+		case len(missing) > 0:
+			fd.Rule, fd.Severity = RuleEnvMissing, SeverityError
+			fd.Message = fmt.Sprintf("task %s needs %s, which the environment does not provide: %s", t.Name, strings.Join(vars, ", "), strings.Join(missing, ", "))
+		case len(vars) == 0:
+			fd.Message = fmt.Sprintf("task %s needs no environment variable", t.Name)
+		default:
+			fd.Message = fmt.Sprintf("task %s needs %s: all provided", t.Name, strings.Join(vars, ", "))
+		}
+		out = append(out, fd)
+	}
+	sortFindings(out, f.Path)
+	return out, nil
 }

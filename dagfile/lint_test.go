@@ -158,3 +158,42 @@ func TestCheck_ParseErrorsAreFindings(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestEnvFindings: per task, exactly the variables of its own connections
+// and stream URL; a variable another task needs is never asked for.
+func TestEnvFindings(t *testing.T) {
+	f, err := LoadStatic("../examples/medallion/weir.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := map[string]bool{"APP_PG_URL": true, "SHOP_USER": true}
+	got, err := EnvFindings(f, func(v string) bool { return present[v] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"bronze_orders":    "info ENV-000: task bronze_orders needs APP_PG_URL: all provided",
+		"bronze_customers": "info ENV-000: task bronze_customers needs APP_PG_URL: all provided",
+		"bronze_catalog":   "error ENV-001: task bronze_catalog needs SHOP_PASSWORD, SHOP_USER, which the environment does not provide: SHOP_PASSWORD",
+		"bronze_clicks":    "error ENV-001: task bronze_clicks needs KAFKA_BROKERS, which the environment does not provide: KAFKA_BROKERS",
+		"silver_orders":    "info ENV-000: task silver_orders needs no environment variable",
+		"gold_revenue":     "info ENV-000: task gold_revenue needs no environment variable",
+		"export_revenue":   "error ENV-001: task export_revenue needs CH_PASSWORD, CH_USER, which the environment does not provide: CH_PASSWORD, CH_USER",
+	}
+	if len(got) != len(f.Tasks) {
+		t.Errorf("%d findings for %d tasks", len(got), len(f.Tasks))
+	}
+	for _, fd := range got {
+		s := string(fd.Severity) + " " + fd.Rule + ": " + fd.Message
+		if w, ok := want[fd.Task]; ok && s != w {
+			t.Errorf("task %s:\n got %s\nwant %s", fd.Task, s, w)
+		}
+		if fd.Line != f.Task(fd.Task).Line {
+			t.Errorf("task %s: finding at line %d, task at %d", fd.Task, fd.Line, f.Task(fd.Task).Line)
+		}
+	}
+	sel, err := EnvFindings(f, func(string) bool { return false }, "tag:gold")
+	if err != nil || len(sel) != 2 || sel[0].Severity != SeverityInfo {
+		t.Errorf("tag:gold: %v %v", sel, err)
+	}
+}

@@ -35,6 +35,7 @@ type Task struct {
 	RetryDelay  time.Duration
 	Timeout     time.Duration // 0: none
 	Pool        string
+	Deploy      Deploy         // the file's deploy: with the task's own on top
 	Line, Col   int            // position of the task's key
 	at          map[string]pos // positions of its fields ("model.sink")
 	sinkAt      string         // the at key of the field that names the sink
@@ -134,7 +135,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 var taskKeys = []string{"transfer", "model", "stream", "description", "deps", "tags",
-	"retries", "retry_delay", "timeout", "pool", "contract"}
+	"retries", "retry_delay", "timeout", "pool", "contract", "deploy"}
 
 var kindKeys = []string{"transfer", "model", "stream"}
 
@@ -164,6 +165,7 @@ func (p *parser) task(tf field) *Task {
 		Retries: def.Retries, RetryDelay: def.RetryDelay, Timeout: def.Timeout, Pool: def.Pool}
 	var kinds []field
 	var contract field
+	var own Deploy
 	for _, g := range p.d.fields(tf.val, tf.path, taskKeys) {
 		t.at[g.name] = nodePos(g.val)
 		switch {
@@ -171,11 +173,14 @@ func (p *parser) task(tf field) *Task {
 			kinds = append(kinds, g)
 		case g.name == "contract":
 			contract = g
+		case g.name == "deploy":
+			p.deploy(g, taskDeployKeys, &own)
 		default:
 			p.taskSetting(t, g)
 		}
 	}
 	t.Tags = mergeTags(def.Tags, t.Tags)
+	t.Deploy = mergeDeploy(p.f.Deploy, own)
 	p.kind(t, tf, kinds)
 	p.taskContract(t, contract)
 	return t

@@ -1,6 +1,8 @@
 package generate
 
 import (
+	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -15,14 +17,28 @@ type argoDoc struct {
 	APIVersion string `yaml:"apiVersion"`
 	Kind       string `yaml:"kind"`
 	Metadata   struct {
-		Name string `yaml:"name"`
+		Name      string `yaml:"name"`
+		Namespace string `yaml:"namespace"`
 	} `yaml:"metadata"`
 	Spec struct {
-		Entrypoint string         `yaml:"entrypoint"`
-		Templates  []argoTemplate `yaml:"templates"`
-		Schedule   string         `yaml:"schedule"`
-		Policy     string         `yaml:"concurrencyPolicy"`
-		Workflow   struct {
+		Entrypoint     string `yaml:"entrypoint"`
+		ServiceAccount string `yaml:"serviceAccountName"`
+		Volumes        []struct {
+			Name string `yaml:"name"`
+			PVC  struct {
+				Claim string `yaml:"claimName"`
+			} `yaml:"persistentVolumeClaim"`
+			ConfigMap struct {
+				Name string `yaml:"name"`
+			} `yaml:"configMap"`
+			Secret struct {
+				Name string `yaml:"secretName"`
+			} `yaml:"secret"`
+		} `yaml:"volumes"`
+		Templates []argoTemplate `yaml:"templates"`
+		Schedules []string       `yaml:"schedules"` // Argo ≥ 3.6 (v4 has no schedule:)
+		Policy    string         `yaml:"concurrencyPolicy"`
+		Workflow  struct {
 			Ref struct {
 				Name string `yaml:"name"`
 			} `yaml:"workflowTemplateRef"`
@@ -44,9 +60,27 @@ type argoTemplate struct {
 		Limit      string `yaml:"limit"`
 		Expression string `yaml:"expression"`
 	} `yaml:"retryStrategy"`
-	Deadline  int `yaml:"activeDeadlineSeconds"`
+	Deadline int `yaml:"activeDeadlineSeconds"`
+	Sync     struct {
+		Semaphores []struct {
+			ConfigMap struct {
+				Name string `yaml:"name"`
+				Key  string `yaml:"key"`
+			} `yaml:"configMapKeyRef"`
+		} `yaml:"semaphores"` // Argo ≥ 3.6 (v4 has no semaphore:)
+	} `yaml:"synchronization"`
 	Container *struct {
-		Image   string   `yaml:"image"`
+		Image      string `yaml:"image"`
+		PullPolicy string `yaml:"imagePullPolicy"`
+		Resources  struct {
+			Requests map[string]string `yaml:"requests"`
+			Limits   map[string]string `yaml:"limits"`
+		} `yaml:"resources"`
+		Mounts []struct {
+			Name      string `yaml:"name"`
+			MountPath string `yaml:"mountPath"`
+			ReadOnly  bool   `yaml:"readOnly"`
+		} `yaml:"volumeMounts"`
 		Command []string `yaml:"command"`
 		Args    []string `yaml:"args"`
 		Env     []struct {
@@ -60,6 +94,15 @@ type argoTemplate struct {
 			} `yaml:"valueFrom"`
 		} `yaml:"env"`
 	} `yaml:"container"`
+	Outputs struct {
+		Parameters []struct {
+			Name      string `yaml:"name"`
+			ValueFrom struct {
+				Path    string `yaml:"path"`
+				Default string `yaml:"default"`
+			} `yaml:"valueFrom"`
+		} `yaml:"parameters"`
+	} `yaml:"outputs"`
 }
 
 // argoTask is one task of the DAG as the tests compare it.
@@ -69,6 +112,21 @@ type argoTask struct {
 	Limit    string
 	Deadline int
 	Env      []string // NAME=secret/key
+	Pools    []string // configmap/key of each semaphore
+	Pod      []string // image, pull policy, resources, mounts (name:path:ro)
+	Report   string   // the output parameter "report": the file $WEIR_REPORT_FILE names
+}
+
+// podOf lists a container's pod settings in the order wantPodArgo does.
+func podOf(image, pull string, req, lim map[string]string, mounts []string) []string {
+	out := []string{"image=" + image, "pull=" + pull}
+	for _, k := range slices.Sorted(maps.Keys(req)) {
+		out = append(out, "requests."+k+"="+req[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(lim)) {
+		out = append(out, "limits."+k+"="+lim[k])
+	}
+	return append(out, mounts...)
 }
 
 // gotArgo reads the DAG out of a WorkflowTemplate.
@@ -89,8 +147,25 @@ func gotArgo(t *testing.T, wt argoDoc) map[string]argoTask {
 			t.Fatalf("task %s: template %q has no container", task.Name, task.Template)
 		}
 		at := argoTask{Deps: append([]string{}, task.Dependencies...), Argv: slices.Concat(tp.Container.Command, tp.Container.Args),
-			Limit: tp.Retry.Limit, Deadline: tp.Deadline, Env: []string{}}
+			Limit: tp.Retry.Limit, Deadline: tp.Deadline, Env: []string{}, Pools: []string{}}
+		var mounts []string
+		for _, m := range tp.Container.Mounts {
+			mounts = append(mounts, fmt.Sprintf("%s:%s:%v", m.Name, m.MountPath, m.ReadOnly))
+		}
+		c := tp.Container
+		at.Pod = podOf(c.Image, c.PullPolicy, c.Resources.Requests, c.Resources.Limits, mounts)
+		for _, sem := range tp.Sync.Semaphores {
+			at.Pools = append(at.Pools, sem.ConfigMap.Name+"/"+sem.ConfigMap.Key)
+		}
 		for _, e := range tp.Container.Env {
+			if e.Name == ReportFileEnv {
+				for _, p := range tp.Outputs.Parameters {
+					if p.Name == "report" && p.ValueFrom.Path == e.Value && p.ValueFrom.Default != "" {
+						at.Report = e.Value
+					}
+				}
+				continue
+			}
 			if e.Value != "" {
 				t.Errorf("task %s: env %s is inlined", task.Name, e.Name)
 			}
@@ -107,8 +182,16 @@ func wantArgo(t *testing.T, f *dagfile.File, opts Options) map[string]argoTask {
 	sel := selected(t, f, opts)
 	want := map[string]argoTask{}
 	for name, task := range sel {
-		at := argoTask{Deps: []string{}, Argv: []string{opts.WeirBin, "once", "--task", name, "-f", opts.DagfilePath, "--json"},
-			Limit: strconv.Itoa(task.Retries + LockRetries), Deadline: int(task.Timeout.Seconds()), Env: []string{}}
+		at := argoTask{Deps: []string{}, Argv: []string{opts.WeirBin, "once", "--task", name, "-f", podDagfile(f, opts), "--json"},
+			Limit: strconv.Itoa(task.Retries + LockRetries), Deadline: int(task.Timeout.Seconds()), Env: []string{}, Pools: []string{}, Report: ArgoReport}
+		if task.Pool != "" {
+			at.Pools = append(at.Pools, "weir-pools/"+task.Pool)
+		}
+		var mounts []string
+		for _, v := range task.Deploy.Volumes {
+			mounts = append(mounts, fmt.Sprintf("%s:%s:%v", v.Name, v.MountPath, v.ReadOnly))
+		}
+		at.Pod = podOf(opts.Image, task.Deploy.ImagePullPolicy, task.Deploy.Requests, task.Deploy.Limits, mounts)
 		for _, u := range selectedUpstream(task, sel) {
 			at.Deps = append(at.Deps, kubeName(u))
 		}
@@ -141,8 +224,34 @@ func TestArgo_ParsedDAG(t *testing.T) {
 			if got, want := gotArgo(t, wt), wantArgo(t, f, c.opts); !reflect.DeepEqual(got, want) {
 				t.Errorf("DAG differs from the dagfile\n got: %s\nwant: %s", js(got), js(want))
 			}
+			checkArgoPods(t, f, wt, c.opts)
 			checkCron(t, f, files)
 		})
+	}
+}
+
+// checkArgoPods checks the workflow-level deploy: settings: namespace,
+// service account, and every task's volume declared once.
+func checkArgoPods(t *testing.T, f *dagfile.File, wt argoDoc, opts Options) {
+	t.Helper()
+	if wt.Metadata.Namespace != f.Deploy.Namespace || wt.Spec.ServiceAccount != f.Deploy.ServiceAccount {
+		t.Errorf("namespace %q, service account %q; deploy: %+v", wt.Metadata.Namespace, wt.Spec.ServiceAccount, f.Deploy)
+	}
+	want := map[string]string{}
+	for _, task := range selected(t, f, opts) {
+		for _, v := range task.Deploy.Volumes {
+			want[v.Name] = "pvc=" + v.Claim + " cm=" + v.ConfigMap + " secret=" + v.Secret
+		}
+	}
+	got := map[string]string{}
+	for _, v := range wt.Spec.Volumes {
+		if _, dup := got[v.Name]; dup {
+			t.Errorf("volume %s declared twice", v.Name)
+		}
+		got[v.Name] = "pvc=" + v.PVC.Claim + " cm=" + v.ConfigMap.Name + " secret=" + v.Secret.Name
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("volumes %v, want %v", got, want)
 	}
 }
 
@@ -159,7 +268,7 @@ func checkCron(t *testing.T, f *dagfile.File, files map[string][]byte) {
 	if err := yaml.Unmarshal(data, &cw); err != nil {
 		t.Fatal(err)
 	}
-	if cw.Kind != "CronWorkflow" || cw.Spec.Schedule != f.Cron() || cw.Spec.Policy != "Forbid" || cw.Spec.Workflow.Ref.Name != kubeName(f.Name) {
+	if cw.Kind != "CronWorkflow" || !slices.Equal(cw.Spec.Schedules, []string{f.Cron()}) || cw.Spec.Policy != "Forbid" || cw.Spec.Workflow.Ref.Name != kubeName(f.Name) {
 		t.Errorf("cronworkflow: %+v", cw.Spec)
 	}
 }

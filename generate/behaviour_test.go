@@ -193,3 +193,47 @@ func TestShellQuote(t *testing.T) {
 		t.Errorf("shellJoin = %s, want %s", got, want)
 	}
 }
+
+// TestAirflow_AirflowConn: a connection with airflow_conn: gets the Airflow
+// Connection's URI in its variable when the task runs (BaseHook, at run
+// time), only in the tasks that use it; the file holds no URI.
+func TestAirflow_AirflowConn(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/quickstart/weir.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), "  files: file://./data\n", "  files: {url: \"${FILES_URL}\", airflow_conn: weir_files}\n", 1))
+	f, err := dagfile.Parse(data, "testdata/quickstart/weir.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	seen := filepath.Join(dir, "seen")
+	bin := filepath.Join(dir, "weir")
+	os.WriteFile(bin, []byte("#!/bin/sh\nprintf '%s|%s' \"$1 $2 $3\" \"${FILES_URL-unset}\" >> \""+seen+"\"\necho '{}'\n"), 0o755)
+	files, err := Airflow(f, Options{WeirBin: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const uri = "file:///srv/data?x=p%40ss"
+	if strings.Contains(string(files["weir_quickstart.py"]), uri) {
+		t.Fatal("the URI is in the generated file")
+	}
+	path := writeTemp(t, "weir_quickstart.py", files["weir_quickstart.py"])
+	for _, version := range []string{"2", "3"} {
+		for task, want := range map[string]string{"bronze_orders": uri, "silver_orders": "unset"} {
+			os.Remove(seen)
+			out := runPython(t, []string{"WEIR_STUB_AIRFLOW=" + version, `WEIR_STUB_CONNECTIONS={"weir_files": "` + uri + `"}`},
+				"weir_inspect.py", "airflow", path, task, "1")
+			got, _ := os.ReadFile(seen)
+			if !strings.Contains(string(out), `"success"`) || string(got) != "once --task "+task+"|"+want {
+				t.Errorf("airflow %s, task %s: %s; weir saw %q, want FILES_URL=%s", version, task, out, got, want)
+			}
+		}
+	}
+	bad := strings.Replace(string(data), `url: "${FILES_URL}"`, `url: "file://${DIR}/data"`, 1)
+	if _, err := dagfile.Parse([]byte(bad), "w.yaml", nil); err == nil || !strings.Contains(err.Error(), "with airflow_conn the url is one ${VAR}") {
+		t.Errorf("airflow_conn on a URL that is not one variable: %v", err)
+	}
+}

@@ -146,7 +146,13 @@ func buildWeir(t *testing.T) string {
 // copyQuickstart copies examples/quickstart without its lake.
 func copyQuickstart(t *testing.T) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "quickstart")
+	return copyQuickstartTo(t, t.TempDir())
+}
+
+// copyQuickstartTo copies examples/quickstart without its lake into base/quickstart.
+func copyQuickstartTo(t *testing.T, base string) string {
+	t.Helper()
+	dst := filepath.Join(base, "quickstart")
 	src := filepath.Join("..", "examples", "quickstart")
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -223,4 +229,124 @@ func firstDiff(got, want string) string {
 		}
 	}
 	return "lengths " + strconv.Itoa(len(g)) + " vs " + strconv.Itoa(len(w))
+}
+
+// TestDeployedQuickstart runs every task of the generated Airflow DAG and
+// Dagster definitions the way a worker does: the files generated from a
+// relative -f and -o, each task executed by the orchestrator's operator
+// (the stubs' BashOperator.execute, the asset function) from a fresh
+// temporary working directory, with no environment but PATH, HOME and the
+// variables the task's generated spec passes (none for the quickstart).
+func TestDeployedQuickstart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the weir binary")
+	}
+	bin := buildWeir(t)
+	stubs, err := filepath.Abs("testdata/stubs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"airflow", "dagster"} {
+		t.Run(target, func(t *testing.T) {
+			// Below the package's folder, so that the relative paths
+			// (.weir-deploy-N/quickstart/weir.yaml) name nothing from
+			// another working directory.
+			base, err := os.MkdirTemp(".", ".weir-deploy-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			dir := copyQuickstartTo(t, base)
+			relDagfile := filepath.Join(dir, "weir.yaml")
+			relOut := filepath.Join(base, "dags")
+			f := quickstartFile(t, relDagfile)
+			files, err := Render(target, f, Options{WeirBin: bin, OutDir: relOut})
+			if err != nil {
+				t.Fatal(err)
+			}
+			paths, err := Write(relOut, files)
+			if err != nil || len(paths) != 1 {
+				t.Fatalf("write: %v %v", paths, err)
+			}
+			py, _ := filepath.Abs(paths[0])
+			for _, task := range f.Order() {
+				if vars := f.Vars(task); len(vars) > 0 {
+					t.Fatalf("task %s needs %v: the quickstart needs no server", task.Name, vars)
+				}
+				cmd := exec.Command(python3(t), filepath.Join(stubs, "weir_inspect.py"), target, py, task.Name, "1")
+				cmd.Dir = t.TempDir()
+				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "PYTHONPATH=" + stubs,
+					"PYTHONDONTWRITEBYTECODE=1", "WEIR_STUB_AIRFLOW=3"}
+				out, err := cmd.Output()
+				var res struct{ Outcome, Message string }
+				if jerr := json.Unmarshal(out, &res); err != nil || jerr != nil || res.Outcome != "success" {
+					t.Fatalf("task %s from %s: %v %v %s", task.Name, cmd.Dir, err, jerr, out)
+				}
+			}
+			abs, _ := filepath.Abs(dir)
+			if got := readSink(t, bin, abs, "gold.revenue_by_country"); strings.Count(got, "\n") < 2 {
+				t.Errorf("gold.revenue_by_country after the %s run: %q", target, got)
+			}
+		})
+	}
+}
+
+// TestMedallion_EachTaskGetsItsOwnEnv: each task of examples/medallion,
+// given only the variables its generated pod spec passes (the Argo
+// container's env, the KubernetesPodOperator's secrets), resolves (what
+// weir once --task checks before it runs), and never needs another task's.
+func TestMedallion_EachTaskGetsItsOwnEnv(t *testing.T) {
+	const path = "../examples/medallion/weir.yaml"
+	f := quickstartFile(t, path)
+	files, err := Argo(f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wt argoDoc
+	if err := yaml.Unmarshal(files[kubeName(f.Name)+".workflowtemplate.yaml"], &wt); err != nil {
+		t.Fatal(err)
+	}
+	specs := map[string]map[string][]string{"argo": {}, "airflow": {}} // target → task → variables passed
+	for _, task := range f.Tasks {
+		at := gotArgo(t, wt)[kubeName(task.Name)]
+		for _, e := range at.Env {
+			name, _, _ := strings.Cut(e, "=")
+			specs["argo"][task.Name] = append(specs["argo"][task.Name], name)
+		}
+	}
+	py, err := Airflow(f, Options{Operator: OperatorKubernetes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dag airflowDAG
+	if err := json.Unmarshal(runPython(t, nil, "weir_inspect.py", "airflow", writeTemp(t, "weir_medallion.py", py["weir_medallion.py"])), &dag); err != nil {
+		t.Fatal(err)
+	}
+	for name, task := range dag.Tasks {
+		specs["airflow"][name] = task.Secrets
+	}
+	for target, byTask := range specs {
+		for _, task := range f.Tasks {
+			passed := byTask[task.Name]
+			env := func(v string) (string, bool) {
+				if slices.Contains(passed, v) {
+					return "postgres://u@127.0.0.1:1/db", true
+				}
+				return "", false
+			}
+			g, err := dagfile.LoadLazy(path, env)
+			if err != nil {
+				t.Fatalf("%s %s: load: %v", target, task.Name, err)
+			}
+			if err := g.Resolve(g.Task(task.Name)); err != nil {
+				t.Errorf("%s: task %s given %v: %v", target, task.Name, passed, err)
+			}
+			if len(passed) > 0 {
+				short := func(v string) (string, bool) { x, ok := env(v); return x, ok && v != passed[0] }
+				if g, _ := dagfile.LoadLazy(path, short); g.Resolve(g.Task(task.Name)) == nil {
+					t.Errorf("%s: task %s resolves without %s", target, task.Name, passed[0])
+				}
+			}
+		}
+	}
 }

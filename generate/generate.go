@@ -23,6 +23,17 @@ const (
 // retries: 0.
 const LockRetries = 3
 
+// Where a generated task's run report goes, besides its last stdout line
+// (which Airflow's BashOperator pushes to XCom): `weir once` writes it to
+// the file $WEIR_REPORT_FILE names, which the generated pod specs set to
+// the KubernetesPodOperator's XCom file and to the Argo step's output
+// parameter "report".
+const (
+	ReportFileEnv     = "WEIR_REPORT_FILE"
+	AirflowXComReport = "/airflow/xcom/return.json"
+	ArgoReport        = "/tmp/weir-report.json"
+)
+
 // Defaults of Options.
 const (
 	DefaultWeirBin = "weir"
@@ -41,20 +52,25 @@ var Targets = []string{"airflow", "argo", "dagster"}
 
 // Options control the generated code.
 type Options struct {
-	DagfilePath string   // the dagfile path in generated commands (default: the File's Path)
+	// DagfilePath is the dagfile's path where the generated code runs.
+	// Airflow (bash) and Dagster resolve a relative one against the folder
+	// of the generated file (a worker runs tasks in a temporary directory);
+	// the default is the dagfile's path relative to OutDir. Pods (Argo,
+	// KubernetesPodOperator) use it as it is, in the image; their default is
+	// the File's Path.
+	DagfilePath string
 	WeirBin     string   // the weir executable in commands (default "weir")
-	Image       string   // the weir container image: KubernetesPodOperator and Argo (default "weir:latest")
+	Image       string   // the weir container image: KubernetesPodOperator and Argo (default: deploy: image:, else "weir:latest")
 	Operator    string   // Airflow operator: "bash" (default) or "kubernetes"
 	Select      []string // task selectors: NAME, tag:NAME, kind:KIND (default: every task)
 	Secret      string   // the Kubernetes Secret holding the connections' variables (default "weir-env")
-	OutDir      string   // the output folder, shown in the header's regenerate command (default "DIR")
+	OutDir      string   // the output folder: the header's regenerate command, and where relative dagfile paths start (default: the current directory)
 }
 
 // withDefaults fills the empty options and checks Operator.
 func (o Options) withDefaults(f *dagfile.File) (Options, error) {
-	o.DagfilePath = or(o.DagfilePath, f.Path)
 	o.WeirBin = or(o.WeirBin, DefaultWeirBin)
-	o.Image = or(o.Image, DefaultImage)
+	o.Image = or(o.Image, f.Deploy.Image, DefaultImage)
 	o.Secret = or(o.Secret, DefaultSecret)
 	o.Operator = or(o.Operator, OperatorBash)
 	if o.Operator != OperatorBash && o.Operator != OperatorKubernetes {
@@ -63,11 +79,14 @@ func (o Options) withDefaults(f *dagfile.File) (Options, error) {
 	return o, nil
 }
 
-func or(s, def string) string {
-	if s == "" {
-		return def
+// or returns the first non-empty string.
+func or(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
 	}
-	return s
+	return ""
 }
 
 // Render renders target (one of Targets) and returns file name → contents.
@@ -169,6 +188,31 @@ func writeFile(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// localDagfile is the dagfile path the Python targets join to the folder of
+// the generated file: DagfilePath when set, else the dagfile relative to
+// OutDir (absolute when that cannot be computed).
+func localDagfile(f *dagfile.File, o Options) string {
+	if o.DagfilePath != "" {
+		return o.DagfilePath
+	}
+	out, err1 := filepath.Abs(or(o.OutDir, "."))
+	path, err2 := filepath.Abs(f.Path)
+	if err1 != nil || err2 != nil {
+		return f.Path
+	}
+	if rel, err := filepath.Rel(out, path); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}
+
+// podDagfile is the dagfile path inside a pod: DagfilePath when set, else
+// deploy: dagfile:, else the File's Path (relative to the image's working
+// directory).
+func podDagfile(f *dagfile.File, o Options) string {
+	return or(o.DagfilePath, f.Deploy.Dagfile, f.Path)
 }
 
 // Command returns the argv that runs task t: weir once --task NAME -f DAGFILE --json.

@@ -24,9 +24,10 @@ type goldenCase struct {
 // goldenCases are the dagfiles of the golden set. examples/quickstart joins
 // it once it exists (run go test ./generate -update to add its files).
 func goldenCases() []goldenCase {
-	medallion := Options{DagfilePath: "examples/medallion/weir.yaml", OutDir: "dags"}
+	// As if run from the repository's root: weir generate … -o dags.
+	medallion := Options{OutDir: "../dags"}
 	kube := medallion
-	kube.Operator, kube.Image = OperatorKubernetes, "weir:1.0"
+	kube.Operator, kube.Image, kube.DagfilePath = OperatorKubernetes, "weir:1.0", "/weir/weir.yaml"
 	gold := medallion
 	gold.Select = []string{"tag:gold,tag:export"}
 	cases := []goldenCase{
@@ -34,10 +35,11 @@ func goldenCases() []goldenCase {
 		{"medallion-kubernetes", "../examples/medallion/weir.yaml", kube, []string{"airflow"}},
 		{"medallion-gold", "../examples/medallion/weir.yaml", gold, Targets},
 		{"quickstart", "testdata/quickstart/weir.yaml", Options{DagfilePath: "weir.yaml", OutDir: "dags"}, Targets},
+		{"deploy", "testdata/deploy/weir.yaml", Options{Operator: OperatorKubernetes, OutDir: "dags"}, []string{"airflow", "argo"}},
 	}
 	if _, err := os.Stat("../examples/quickstart/weir.yaml"); err == nil {
 		cases = append(cases, goldenCase{"examples-quickstart", "../examples/quickstart/weir.yaml",
-			Options{DagfilePath: "examples/quickstart/weir.yaml", OutDir: "dags"}, Targets})
+			Options{OutDir: "../dags"}, Targets})
 	}
 	return cases
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/report/pipes"
 )
 
 var (
@@ -109,9 +110,12 @@ type airflowTask struct {
 	RetryDelay     float64  `json:"retry_delay"`
 	Timeout        float64  `json:"timeout"`
 	Pool           string   `json:"pool"`
+	Inlets         []string `json:"inlets"`
 	Outlets        []string `json:"outlets"`
+	XComPush       bool     `json:"xcom_push"`
 	Secrets        []string `json:"secrets"`
 	SkipOnExitCode []int    `json:"skip_on_exit_code"`
+	Pod            any      `json:"pod,omitempty"` // KubernetesPodOperator: image, namespace, resources, volumes…
 }
 
 type airflowDAG struct {
@@ -122,9 +126,14 @@ type airflowDAG struct {
 	Tasks         map[string]*airflowTask `json:"tasks"`
 }
 
-// wantAirflow is the DAG the dagfile describes, as the stubs record it.
-func wantAirflow(t *testing.T, f *dagfile.File, opts Options) airflowDAG {
+// wantAirflow is the DAG the dagfile describes, as the stubs record it
+// from the generated file at py.
+func wantAirflow(t *testing.T, f *dagfile.File, opts Options, py string) airflowDAG {
 	opts, _ = opts.withDefaults(f)
+	dagfilePath := filepath.Join(filepath.Dir(py), localDagfile(f, opts)) // found from the file
+	if opts.Operator == OperatorKubernetes {
+		dagfilePath = podDagfile(f, opts)
+	}
 	d := airflowDAG{DagID: f.Name, MaxActiveRuns: 1, Tasks: map[string]*airflowTask{}}
 	if f.Schedule != "" {
 		d.Schedule = &f.Schedule
@@ -132,19 +141,64 @@ func wantAirflow(t *testing.T, f *dagfile.File, opts Options) airflowDAG {
 	sel := selected(t, f, opts)
 	for name, task := range sel {
 		at := &airflowTask{Operator: "BashOperator", Upstream: selectedUpstream(task, sel),
-			Argv:    []string{opts.WeirBin, "once", "--task", name, "-f", opts.DagfilePath, "--json"},
+			Argv:    []string{opts.WeirBin, "once", "--task", name, "-f", dagfilePath, "--json"},
 			Retries: task.Retries, AirflowRetries: task.Retries + LockRetries,
 			RetryDelay: task.RetryDelay.Seconds(), Timeout: task.Timeout.Seconds(), Pool: task.Pool,
-			Secrets: []string{}, SkipOnExitCode: []int{ExitLocked, ExitBadInput}}
+			Secrets: []string{}, SkipOnExitCode: []int{ExitLocked, ExitBadInput}, Inlets: []string{}, XComPush: true}
 		if opts.Operator == OperatorKubernetes {
 			at.Operator, at.Secrets = "KubernetesPodOperator", append(at.Secrets, f.Vars(task)...)
+			at.Pod = wantPod(f, task, opts)
 		}
 		for _, s := range task.Sinks() {
-			at.Outlets = append(at.Outlets, "weir://"+s.Conn+"/"+s.Name())
+			at.Outlets = append(at.Outlets, assetURI(f, s))
+		}
+		for _, s := range task.Sources() {
+			at.Inlets = append(at.Inlets, assetURI(f, s))
 		}
 		d.Tasks[name] = at
 	}
 	return d
+}
+
+// wantPod is what the stubs record of a KubernetesPodOperator's pod: the
+// image and the deploy: settings, as JSON would decode them.
+func wantPod(f *dagfile.File, task *dagfile.Task, opts Options) any {
+	d := task.Deploy
+	pod := map[string]any{"image": opts.Image}
+	for k, v := range map[string]string{"image_pull_policy": d.ImagePullPolicy, "namespace": d.Namespace, "service_account_name": d.ServiceAccount} {
+		if v != "" {
+			pod[k] = v
+		}
+	}
+	if len(d.Requests)+len(d.Limits) > 0 {
+		pod["container_resources"] = map[string]any{"requests": anyMap(d.Requests), "limits": anyMap(d.Limits)}
+	}
+	if len(d.Volumes) > 0 {
+		var vols, mounts []any
+		for _, v := range d.Volumes {
+			vol := map[string]any{"name": v.Name}
+			switch {
+			case v.Claim != "":
+				vol["persistent_volume_claim"] = map[string]any{"claim_name": v.Claim}
+			case v.ConfigMap != "":
+				vol["config_map"] = map[string]any{"name": v.ConfigMap}
+			default:
+				vol["secret"] = map[string]any{"secret_name": v.Secret}
+			}
+			vols = append(vols, vol)
+			mounts = append(mounts, map[string]any{"name": v.Name, "mount_path": v.MountPath, "read_only": v.ReadOnly})
+		}
+		pod["volumes"], pod["volume_mounts"] = vols, mounts
+	}
+	return pod
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func TestAirflow_RecordedGraph(t *testing.T) {
@@ -162,7 +216,7 @@ func TestAirflow_RecordedGraph(t *testing.T) {
 			}
 			path := writeTemp(t, "weir_"+f.Name+".py", files["weir_"+f.Name+".py"])
 			runPython(t, nil, "-m", "py_compile", path)
-			want := wantAirflow(t, f, c.opts)
+			want := wantAirflow(t, f, c.opts, path)
 			for _, version := range []string{"2", "3"} {
 				var got airflowDAG
 				out := runPython(t, []string{"WEIR_STUB_AIRFLOW=" + version}, "weir_inspect.py", "airflow", path)
@@ -186,6 +240,7 @@ type dagsterAsset struct {
 	Retries    int        `json:"retries"`
 	RetryDelay int        `json:"retry_delay"`
 	Pool       string     `json:"pool"`
+	Checks     []string   `json:"checks"` // asset/key:check of its contract
 }
 
 type dagsterDefs struct {
@@ -202,9 +257,12 @@ func wantDagster(t *testing.T, f *dagfile.File, opts Options) dagsterDefs {
 	d := dagsterDefs{Assets: map[string]*dagsterAsset{}}
 	for name, task := range sel {
 		a := &dagsterAsset{Function: "weir_" + name, Group: f.Name, Tags: task.Tags, Deps: [][]string{},
-			Retries: task.Retries, RetryDelay: int(task.RetryDelay.Seconds()), Pool: task.Pool}
+			Retries: task.Retries, RetryDelay: int(task.RetryDelay.Seconds()), Pool: task.Pool, Checks: []string{}}
 		for _, s := range task.Sinks() {
 			a.Keys = append(a.Keys, dagsterKey(s))
+		}
+		if task.Contract != nil {
+			a.Checks = append(a.Checks, pipes.AssetKey(dagsterKey(task.Sink()))+":"+pipes.ContractCheck)
 		}
 		for _, u := range selectedUpstream(task, sel) {
 			a.Deps = append(a.Deps, readKeys(task, f.Task(u))...)
@@ -239,7 +297,7 @@ func readKeys(task, up *dagfile.Task) [][]string {
 func dagsterKey(a dagfile.TableAddr) []string {
 	parts := a.Parts()
 	for i, p := range parts {
-		parts[i] = assetPartRE.ReplaceAllString(p, "_")
+		parts[i] = pipes.KeyPart(p)
 	}
 	return parts
 }

@@ -3,22 +3,30 @@ package generate
 import (
 	"cmp"
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/report/openlineage"
+	"github.com/weirhq/weir/report/pipes"
 )
 
 // view is what the templates see of one dagfile.
 type view struct {
-	Name, KubeName, Description, Dagfile  string
+	Name, KubeName, Description, Dagfile  string // Dagfile: relative to the generated Python file, or absolute
+	PodDagfile                            string // the dagfile in a pod
 	Header                                []string
 	Schedule, Cron                        string
 	WeirBin, Image, Secret                string
+	Namespace, ServiceAccount, PullPolicy string           // deploy:
+	Volumes                               []dagfile.Volume // every task's, by name (Argo declares them once)
+	K8sModels                             bool             // a task sets resources or volumes (KubernetesPodOperator)
+	AirflowConns                          bool             // a task maps Airflow Connections (airflow_conn:)
 	Kubernetes                            bool
 	LockRetries, ExitLocked, ExitBadInput int
+	ReportFileEnv, XComReport, ArgoReport string
 	Tags, AllVars                         []string
 	Tasks                                 []*taskView // dependency order
 	Edges                                 []edge
@@ -27,23 +35,38 @@ type view struct {
 // taskView is what the templates see of one task.
 type taskView struct {
 	Name, KubeName, Func, Kind, Doc string
-	Args                            []string // weir's arguments
-	Shell                           string   // the whole command, quoted for a shell
+	Args                            []string // weir's arguments in a pod
 	Retries, TotalRetries           int
 	RetryDelay, Timeout             int    // seconds; Timeout 0: none
-	TimeoutPy                       string // Timeout as Python: None or seconds
 	RetryExpr                       string // Argo retryStrategy expression
 	Pool                            string
+	Check                           string // the asset check of its contract (Dagster); "" when none
 	Tags, Vars                      []string
 	Upstream, UpstreamKube          []string // selected upstream tasks only
 	Sinks                           []sinkView
+	Sources                         []sinkView // the tables it reads (Airflow inlets)
 	DepKeys                         [][]string // asset keys this task's assets depend on
+	Requests, Limits                []kv       // deploy: resources, sorted by name
+	AirflowConns                    []kv       // variable → Airflow connection id (airflow_conn:), sorted
+	Volumes                         []dagfile.Volume
+}
+
+// kv is one resource quantity.
+type kv struct{ Name, Value string }
+
+func kvs(m map[string]string) []kv {
+	var out []kv
+	for k, v := range m {
+		out = append(out, kv{k, v})
+	}
+	slices.SortFunc(out, func(a, b kv) int { return cmp.Compare(a.Name, b.Name) })
+	return out
 }
 
 // sinkView is a table a task writes.
 type sinkView struct {
 	Parts []string // [connection, schema, table]
-	URI   string   // weir://connection/schema.table
+	URI   string   // the Airflow Asset URI (assetURI)
 }
 
 // edge is a dependency between two selected tasks.
@@ -51,6 +74,7 @@ type edge struct{ From, To string }
 
 // newView builds the view of f for target under opts.
 func newView(f *dagfile.File, opts Options, target string) (*view, error) {
+	raw := opts
 	opts, err := opts.withDefaults(f)
 	if err != nil {
 		return nil, err
@@ -59,12 +83,15 @@ func newView(f *dagfile.File, opts Options, target string) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generate %s: %w", target, err)
 	}
-	v := &view{Name: f.Name, KubeName: kubeName(f.Name), Dagfile: opts.DagfilePath,
-		Description: cmp.Or(f.Description, "weir dagfile "+opts.DagfilePath),
-		Header:      header(target, opts), Schedule: f.Schedule, Cron: f.Cron(),
+	pod := podDagfile(f, opts)
+	v := &view{Name: f.Name, KubeName: kubeName(f.Name), Dagfile: localDagfile(f, opts), PodDagfile: pod,
+		Description: cmp.Or(f.Description, "weir dagfile "+f.Path),
+		Header:      header(target, f, raw), Schedule: f.Schedule, Cron: f.Cron(),
 		WeirBin: opts.WeirBin, Image: opts.Image, Secret: opts.Secret,
+		Namespace: f.Deploy.Namespace, ServiceAccount: f.Deploy.ServiceAccount, PullPolicy: f.Deploy.ImagePullPolicy,
 		Kubernetes:  target == "airflow" && opts.Operator == OperatorKubernetes,
-		LockRetries: LockRetries, ExitLocked: ExitLocked, ExitBadInput: ExitBadInput}
+		LockRetries: LockRetries, ExitLocked: ExitLocked, ExitBadInput: ExitBadInput,
+		ReportFileEnv: ReportFileEnv, XComReport: AirflowXComReport, ArgoReport: ArgoReport}
 	if err := v.addTasks(f, sel, opts); err != nil {
 		return nil, err
 	}
@@ -74,14 +101,12 @@ func newView(f *dagfile.File, opts Options, target string) (*view, error) {
 	return v, nil
 }
 
-var assetPartRE = regexp.MustCompile(`[^A-Za-z0-9_]`)
-
 // dagsterKeys makes asset key parts valid Dagster names: other characters
 // become _ (files:in/orders.csv → ["files", "in_orders_csv"]).
 func (v *view) dagsterKeys() {
 	fix := func(parts []string) {
 		for i, p := range parts {
-			parts[i] = assetPartRE.ReplaceAllString(p, "_")
+			parts[i] = pipes.KeyPart(p)
 		}
 	}
 	for _, t := range v.Tasks {
@@ -112,6 +137,13 @@ func (v *view) addTasks(f *dagfile.File, sel []*dagfile.Task, opts Options) erro
 		}
 		kube[tv.KubeName] = t.Name
 		v.Tasks = append(v.Tasks, tv)
+		v.K8sModels = v.K8sModels || len(tv.Requests)+len(tv.Limits)+len(tv.Volumes) > 0
+		v.AirflowConns = v.AirflowConns || len(tv.AirflowConns) > 0
+		for _, vol := range tv.Volumes {
+			if !slices.ContainsFunc(v.Volumes, func(x dagfile.Volume) bool { return x.Name == vol.Name }) {
+				v.Volumes = append(v.Volumes, vol)
+			}
+		}
 		tags = append(tags, t.Tags...)
 		v.AllVars = append(v.AllVars, tv.Vars...)
 		for _, u := range tv.Upstream {
@@ -119,25 +151,33 @@ func (v *view) addTasks(f *dagfile.File, sel []*dagfile.Task, opts Options) erro
 		}
 	}
 	v.Tags, v.AllVars = uniq(tags), uniq(v.AllVars)
+	slices.SortFunc(v.Volumes, func(a, b dagfile.Volume) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(v.Edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
 	return nil
 }
 
 // newTaskView builds the view of one selected task.
 func newTaskView(f *dagfile.File, t *dagfile.Task, picked map[string]*dagfile.Task, opts Options) *taskView {
-	a := args(t.Name, opts.DagfilePath)
 	tv := &taskView{Name: t.Name, KubeName: kubeName(t.Name), Func: "weir_" + t.Name, Kind: string(t.Kind),
-		Doc: doc(t), Args: a, Shell: shellJoin(append([]string{opts.WeirBin}, a...)),
+		Doc: doc(t), Args: args(t.Name, podDagfile(f, opts)),
 		Retries: t.Retries, TotalRetries: t.Retries + LockRetries,
 		RetryDelay: seconds(t.RetryDelay.Seconds()), Timeout: seconds(t.Timeout.Seconds()),
-		Pool: t.Pool, Tags: t.Tags, Vars: f.Vars(t)}
-	tv.TimeoutPy = "None"
-	if tv.Timeout > 0 {
-		tv.TimeoutPy = strconv.Itoa(tv.Timeout)
+		Pool: t.Pool, Tags: t.Tags, Vars: f.Vars(t),
+		Requests: kvs(t.Deploy.Requests), Limits: kvs(t.Deploy.Limits), Volumes: t.Deploy.Volumes}
+	if t.Contract != nil {
+		tv.Check = pipes.ContractCheck
 	}
 	tv.RetryExpr = retryExpr(t.Retries)
+	for _, name := range t.Connections() {
+		if c := f.Connections[name]; c != nil && c.AirflowConn != "" && len(c.Vars) == 1 {
+			tv.AirflowConns = append(tv.AirflowConns, kv{c.Vars[0], c.AirflowConn})
+		}
+	}
 	for _, s := range t.Sinks() {
-		tv.Sinks = append(tv.Sinks, sinkView{Parts: s.Parts(), URI: "weir://" + s.Conn + "/" + s.Name()})
+		tv.Sinks = append(tv.Sinks, sinkView{Parts: s.Parts(), URI: assetURI(f, s)})
+	}
+	for _, s := range t.Sources() {
+		tv.Sources = append(tv.Sources, sinkView{Parts: s.Parts(), URI: assetURI(f, s)})
 	}
 	for _, u := range t.Upstream {
 		if up := picked[u]; up != nil {
@@ -193,25 +233,29 @@ func doc(t *dagfile.Task) string {
 }
 
 // header is the comment at the top of each file.
-func header(target string, o Options) []string {
-	cmd := []string{"weir", "generate", target, "-f", o.DagfilePath, "-o", or(o.OutDir, "DIR")}
-	if target == "airflow" && o.Operator != OperatorBash {
+func header(target string, f *dagfile.File, o Options) []string {
+	cmd := []string{"weir", "generate", target, "-f", f.Path, "-o", or(o.OutDir, "DIR")}
+	if o.DagfilePath != "" {
+		cmd = append(cmd, "--dagfile-path", o.DagfilePath)
+	}
+	pods := target == "argo" || o.Operator == OperatorKubernetes
+	if target == "airflow" && o.Operator != "" && o.Operator != OperatorBash {
 		cmd = append(cmd, "--operator", o.Operator)
 	}
-	if (target == "argo" || o.Operator == OperatorKubernetes) && o.Image != DefaultImage {
+	if pods && o.Image != "" && o.Image != DefaultImage {
 		cmd = append(cmd, "--image", o.Image)
 	}
-	if o.WeirBin != DefaultWeirBin {
+	if o.WeirBin != "" && o.WeirBin != DefaultWeirBin {
 		cmd = append(cmd, "--weir-bin", o.WeirBin)
 	}
-	if (target == "argo" || o.Operator == OperatorKubernetes) && o.Secret != DefaultSecret {
+	if pods && o.Secret != "" && o.Secret != DefaultSecret {
 		cmd = append(cmd, "--secret", o.Secret)
 	}
 	if len(o.Select) > 0 {
 		cmd = append(cmd, "--select", strings.Join(o.Select, ","))
 	}
 	return []string{
-		"Generated by weir from " + o.DagfilePath + ". Do not edit: regenerate with",
+		"Generated by weir from " + f.Path + ". Do not edit: regenerate with",
 		"  " + shellJoin(cmd),
 	}
 }
@@ -227,4 +271,67 @@ func uniq(s []string) []string {
 // kubeName turns a dagfile name into a DNS-1123 label: _ becomes -.
 func kubeName(name string) string {
 	return strings.Trim(strings.ReplaceAll(name, "_", "-"), "-")
+}
+
+// assetURI is the Airflow Asset (Dataset) URI of a table: the OpenLineage
+// name of the table in the form Airflow's providers map to it
+// (postgres://host:5432/db/schema/table, mysql://host:3306/db/table,
+// file:///path, s3://bucket/key, bigquery://project/dataset/table), so the
+// DAGs of dagfiles that share a table connect, and Airflow's lineage names
+// it as weir's OpenLineage events do. A connection whose URL needs the
+// environment (${VAR}) or holds a relative path cannot be named at
+// generation time: its tables are weir://<connection>/<schema>.<table>.
+func assetURI(f *dagfile.File, a dagfile.TableAddr) string {
+	fallback := "weir://" + a.Conn + "/" + a.Name()
+	c := f.Connections[a.Conn]
+	if c == nil {
+		return fallback
+	}
+	raw := withoutSecrets(c.Raw)
+	if strings.Contains(raw, "${") || hasRelativePath(raw) {
+		return fallback
+	}
+	ns, name, ok := openlineage.DatasetName(raw, a.Schema, a.Table)
+	if !ok {
+		return fallback
+	}
+	switch scheme, _, _ := strings.Cut(ns, "://"); scheme {
+	case "file":
+		return "file://" + name
+	case "s3", "gs":
+		return ns + "/" + name
+	case "bigquery":
+		return "bigquery://" + strings.ReplaceAll(name, ".", "/")
+	}
+	return ns + "/" + strings.ReplaceAll(name, ".", "/")
+}
+
+var refParam = regexp.MustCompile(`[?&][^=&#]*=[^&#]*\$\{[^}]*\}[^&#]*`)
+
+// withoutSecrets drops what a URL's name does not need and may take from
+// the environment: the user info and query parameters holding ${VAR}.
+func withoutSecrets(raw string) string {
+	if i := strings.Index(raw, "://"); i >= 0 {
+		rest := raw[i+3:]
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+			raw = raw[:i+3] + rest[at+1:]
+		}
+	}
+	return refParam.ReplaceAllStringFunc(raw, func(m string) string {
+		return strings.TrimPrefix(m[:1], "&") // keep a leading "?": the query goes on
+	})
+}
+
+// hasRelativePath reports whether a connection URL names a relative path
+// (./data, file://./lake, warehouse=file://./lake): resolved against the
+// dagfile's folder at run time, so unknown here.
+func hasRelativePath(raw string) bool {
+	if !strings.Contains(raw, "://") {
+		return !path.IsAbs(raw)
+	}
+	return strings.Contains(raw, "://.")
 }

@@ -4,7 +4,11 @@
 // when both sides speak them) from a source to a destination's staging object.
 //
 // Adapters (routes/postgres, routes/mysql, …) register themselves by URL scheme
-// in init, like database/sql drivers, and never import each other. Optional
+// in init with RegisterScheme, like database/sql drivers, saying whether the
+// scheme opens as a source, a destination and which modes it takes: the
+// routes matrix (weir.Matrix, `weir routes`, docs/routes.md) is derived from
+// that, and the matrix test fails for a scheme without a fixture. Adapters
+// never import each other. Optional
 // capabilities (NativeStream, NativeWriter, StateReader) are separate
 // interfaces found with As, so a small adapter stays small.
 package routes

@@ -3,6 +3,8 @@ package routes
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -75,4 +77,23 @@ func (e *ProbeError) Is(target error) bool { return target == ErrBadInput }
 // BadInput wraps err as bad input (exit 2) with context.
 func BadInput(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrBadInput}, args...)...)
+}
+
+// CheckStateColumns refuses a state table (table) that lacks one of the
+// columns weir writes (want): another tool's table of that name, or one
+// altered by hand. have empty means the table does not exist.
+func CheckStateColumns(table TableRef, have, want []string) error {
+	if len(have) == 0 {
+		return nil
+	}
+	var missing []string
+	for _, c := range want {
+		if !slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, c) }) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return BadInput("%s is not weir's state table: it has no column %s (rename that table, or write into another schema or database)", table, strings.Join(missing, ", "))
 }

@@ -5,7 +5,7 @@ import "fmt"
 // Mode says how a commit treats the destination table.
 type Mode string
 
-// The transfer modes of DESIGN.md.
+// The transfer modes (docs/architecture.md).
 const (
 	ModeReplace  Mode = "replace"   // swap in a full copy atomically
 	ModeAppend   Mode = "append"    // add rows past the watermark

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,15 +18,20 @@ import (
 type CopySpec struct {
 	Table     TableRef // source table
 	DestTable TableRef // destination table; empty means the source's name
-	Mode      Mode
-	Budget    Budget
-	RunID     string
-	Key       []string // merge key; default the source's primary key
+	// DestSchema, when set, replaces the schema of the destination table. With
+	// no DestTable the name is the probed one (a file source's orders.csv
+	// lands as orders), so it is applied after the probe.
+	DestSchema string
+	Mode       Mode
+	Budget     Budget
+	RunID      string
+	Key        []string // merge key; default the source's primary key
 	// Window, when set, bounds an incremental read after the probe; its
 	// Until is committed as the new watermark (package incremental).
 	Window        WindowFunc
 	Position      string // CDC position to commit with the data
 	NoPassthrough bool   // force the Arrow path even when both sides speak a wire format
+	Fresh         bool   // the destination table must not exist (WriteOptions.Fresh)
 	Progress      *Progress
 	Allocator     memory.Allocator
 }
@@ -63,39 +69,90 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	spec.Progress.begin(spec.Table.String(), info.RowEstimate)
 	log := slog.Default().With("table", res.Table)
 	log.InfoContext(ctx, "probe", "columns", len(info.Columns), "rows_est", info.RowEstimate, "elapsed", time.Since(start))
+	if err := notItself(ctx, dst, info, spec.DestTable); err != nil {
+		return res, err
+	}
+	// A first look at the window, before the lock: bad input (the cursor)
+	// and "nothing new" end the run without locking anything. Nothing new
+	// now stays nothing new under the lock, or another run is committing.
 	win, err := spec.window(ctx, info)
 	if err != nil || win.Empty {
 		res.NothingNew, res.Watermark = win.Empty, win.After
 		return res, err
 	}
-	ranges, err := src.Plan(ctx, info, PlanOptions{Pipes: spec.Budget.Parallel, Cursor: win.Cursor, After: win.After})
-	if err != nil {
-		return res, fmt.Errorf("plan %s: %w", spec.Table, err)
-	}
-	log.InfoContext(ctx, "plan", "ranges", len(ranges), "parallel", spec.Budget.Parallel)
-	stage, err := dst.Prepare(ctx, info, WriteOptions{Table: spec.DestTable, Mode: spec.Mode, RunID: spec.RunID, Key: spec.Key, Allocator: spec.Allocator})
+	stage, err := dst.Prepare(ctx, info, WriteOptions{Table: spec.DestTable, Mode: spec.Mode, RunID: spec.RunID, Key: spec.Key, Allocator: spec.Allocator, Fresh: spec.Fresh})
 	if err != nil {
 		return res, err
 	}
 	log.InfoContext(ctx, "prepare", "dest_table", res.DestTable, "mode", spec.Mode)
-	res.Pipes = min(len(ranges), spec.Budget.Parallel)
-	err = runPipes(ctx, src, stage, ranges, spec, win, &res)
-	if err == nil {
-		err = commit(ctx, stage, info, spec, win, &res)
-	}
+	err = copyLocked(ctx, src, stage, info, spec, &res)
 	if err != nil {
 		abort(ctx, stage)
 	}
 	res.Elapsed = time.Since(start)
 	if err == nil {
-		log.InfoContext(ctx, "commit", "dest_table", res.DestTable, "rows", res.Rows, "bytes", res.Bytes, "passthrough", res.Native, "kept_empty", res.KeptEmpty, "elapsed", res.Elapsed)
+		log.InfoContext(ctx, "commit", "dest_table", res.DestTable, "rows", res.Rows, "bytes", res.Bytes, "passthrough", res.Native,
+			"kept_empty", res.KeptEmpty, "nothing_new", res.NothingNew, "elapsed", res.Elapsed)
 	}
 	return res, err
+}
+
+// copyLocked runs with the destination's lock held. The window that binds
+// the run is decided here, from the destination's state under the lock: a
+// run that committed between the first look and the lock moved the
+// watermark, and its rows must not be read again.
+func copyLocked(ctx context.Context, src Source, stage Stage, info *TableInfo, spec CopySpec, res *CopyResult) error {
+	win, err := spec.window(ctx, info)
+	if err != nil {
+		return err
+	}
+	if win.Empty {
+		res.NothingNew, res.Watermark = true, win.After
+		return abort(ctx, stage)
+	}
+	ranges, err := src.Plan(ctx, info, PlanOptions{Pipes: spec.Budget.Parallel, Cursor: win.Cursor, After: win.After})
+	if err != nil {
+		return fmt.Errorf("plan %s: %w", spec.Table, err)
+	}
+	slog.InfoContext(ctx, "plan", "table", res.Table, "ranges", len(ranges), "parallel", spec.Budget.Parallel)
+	res.Pipes = min(len(ranges), spec.Budget.Parallel)
+	if err := runPipes(ctx, src, stage, ranges, spec, win, res); err != nil {
+		return err
+	}
+	return commit(ctx, stage, info, spec, win, res)
+}
+
+// notItself refuses a destination that is the source table itself (same
+// endpoint identity, same schema.table): its swap would replace the
+// table with a copy of itself, losing its indexes, triggers and grants.
+// The destination, opened as a source, names its table the way the
+// source does (probes qualify the names: PostgreSQL by the table's own
+// schema, MySQL and ClickHouse by the URL's database); a destination
+// table it cannot probe is another table.
+func notItself(ctx context.Context, dst Destination, info *TableInfo, dest TableRef) error {
+	ds, ok := As[Source](dst)
+	if !ok {
+		return nil
+	}
+	dinfo, err := ds.Probe(ctx, dest)
+	if err != nil {
+		return nil
+	}
+	srcID, _, _ := strings.Cut(info.SourceID, "#")
+	dstID, _, _ := strings.Cut(dinfo.SourceID, "#")
+	if srcID == "" || srcID != dstID || info.Ref != dinfo.Ref {
+		return nil
+	}
+	return &ProbeError{Table: info.Ref.String(), Problem: fmt.Sprintf("the destination %s is the source table itself", dest),
+		Hint: "name another table with --dest-table or --dest-schema, or another destination URL"}
 }
 
 func (s CopySpec) withDefaults(info *TableInfo) CopySpec {
 	if s.DestTable.Name == "" {
 		s.DestTable = info.Ref
+	}
+	if s.DestSchema != "" {
+		s.DestTable.Schema = s.DestSchema
 	}
 	if s.Mode == "" {
 		s.Mode = ModeReplace

@@ -21,7 +21,36 @@ type Factory func(ctx context.Context, u *URL) (Endpoint, error)
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]Factory{}
+	infos      = map[string]SchemeInfo{}
 )
+
+// SchemeInfo describes a registered scheme: the roles its endpoints take
+// and the destination modes they accept. The routes matrix (weir.Matrix,
+// `weir routes`, docs/routes.md) is derived from it.
+type SchemeInfo struct {
+	Name        string
+	Source      bool   // opens as a Source
+	Destination bool   // opens as a Destination (replace, and Modes)
+	Modes       []Mode // destination modes besides replace
+	AliasOf     string // the scheme this one spells differently (postgresql → postgres): no matrix row of its own
+}
+
+// RegisterScheme registers a described scheme (Register, plus Describe).
+func RegisterScheme(info SchemeInfo, f Factory) {
+	Register(info.Name, f)
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	infos[info.Name] = info
+}
+
+// Describe returns what RegisterScheme said of a scheme; false for one
+// registered with Register alone (a test's or a program's own).
+func Describe(scheme string) (SchemeInfo, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	info, ok := infos[scheme]
+	return info, ok
+}
 
 // Register makes a scheme available. It panics on a nil factory or a
 // duplicate scheme, like database/sql.Register.

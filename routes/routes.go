@@ -112,6 +112,10 @@ type WriteOptions struct {
 	RunID     string
 	Key       []string // merge key; defaults to the source's primary key
 	Allocator memory.Allocator
+	// Fresh: the table is one weir creates (a changelog's baseline), so an
+	// existing table of that name is the user's: Prepare refuses it
+	// (routes.Occupied) under the lock instead of replacing it.
+	Fresh bool
 }
 
 // Range is one slice of a planned table. Only the source that planned it

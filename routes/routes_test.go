@@ -6,29 +6,6 @@ import (
 	"testing"
 )
 
-func TestRedact(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"postgres://u:secret@h:5432/db", "postgres://u:xxxxx@h:5432/db"},
-		{"connect postgres://u:secret@h/db: refused", "connect postgres://u:xxxxx@h/db: refused"},
-		{"mysql://root@h:3306/test", "mysql://root@h:3306/test"},
-		{"a s3://k:se%2Fcret@b/p and clickhouse://d:pw@h:9000/x", "a s3://k:xxxxx@b/p and clickhouse://d:xxxxx@h:9000/x"},
-		{"postgres://u:sec ret@h/db", "postgres://u:xxxxx@h/db"},
-		{"s3://b/p?endpoint=http://h&secret_access_key=mysecretval&region=x", "s3://b/p?endpoint=http://h&secret_access_key=xxxxx&region=x"},
-		{"bigquery://p/d?credentials_json=mysecretval", "bigquery://p/d?credentials_json=xxxxx"},
-		{"iceberg://?catalog=sql&uri=postgres%3A%2F%2Fu%3Asecret%40h%2Fdb", "iceberg://?catalog=sql&uri=postgres%3A%2F%2Fu%3Axxxxx%40h%2Fdb"},
-		{"iceberg://?uri=sqlite:///c.db&warehouse=s3://AKID:secret@lake/wh&region=x", "iceberg://?uri=sqlite:///c.db&warehouse=s3://AKID:xxxxx@lake/wh&region=x"},
-	}
-	for _, tc := range tests {
-		got := Redact(tc.in)
-		if strings.Contains(got, ":secret") || strings.Contains(got, "secretval") || strings.Contains(got, "se%2Fcret") {
-			t.Errorf("Redact(%q) leaks: %q", tc.in, got)
-		}
-		if !strings.Contains(tc.in, "sec ret") && got != tc.want {
-			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestParseURL(t *testing.T) {
 	u, err := ParseURL("postgres://u:pw@h:5432/db?sslmode=disable")
 	if err != nil || u.Scheme() != "postgres" || u.Password() != "pw" || strings.Contains(u.String(), "pw@") {
@@ -40,9 +17,11 @@ func TestParseURL(t *testing.T) {
 	if f, err := ParseURL("./data/x"); err != nil || f.Scheme() != "file" {
 		t.Errorf("bare path: %v %v", f, err)
 	}
-	_, err = ParseURL("postgres://u:pw@h:port/db")
-	if !errors.Is(err, ErrBadInput) || strings.Contains(err.Error(), "pw@") {
-		t.Errorf("bad URL error: %v", err)
+	for _, raw := range []string{"postgres://u:pw@h:port/db", "postgres://u:p w@h/db", "postgres://u:p\tw@h/db?x=1", "mysql://u:p%zzw@h/db"} {
+		_, err = ParseURL(raw)
+		if !errors.Is(err, ErrBadInput) || strings.Contains(err.Error(), "p w") || strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "p\tw") || strings.Contains(err.Error(), "zzw") {
+			t.Errorf("ParseURL(%q) error: %v", raw, err)
+		}
 	}
 }
 
@@ -61,13 +40,43 @@ func TestParseTableRef(t *testing.T) {
 		{in: "in/2024.01/orders.CSV", want: TableRef{Name: "in/2024.01/orders.CSV"}},
 		{in: "raw/orders", want: TableRef{Name: "raw/orders"}},
 		{in: `"x.csv"."y.gz"`, want: TableRef{"x.csv", "y.gz"}},
+		{in: `"a"."b"`, want: TableRef{"a", "b"}},
+		{in: `s."t.u"`, want: TableRef{"s", "t.u"}},
+		{in: `"""q"""`, want: TableRef{Name: `"q"`}},
+		{in: "ünï.日本", want: TableRef{"ünï", "日本"}},
+		{in: `"my table"`, want: TableRef{Name: "my table"}},
+		// malformed: every form is refused, never read as something else
+		{in: "", bad: true},
+		{in: ".", bad: true},
 		{in: "a..b", bad: true},
+		{in: "x..y", bad: true},
+		{in: "sch.", bad: true},
+		{in: ".t", bad: true},
+		{in: "x.y.z", bad: true},
+		{in: "a.b.c.d", bad: true},
+		{in: `""`, bad: true},
+		{in: `"".t`, bad: true},
+		{in: `s.""`, bad: true},
 		{in: `"open`, bad: true},
+		{in: `s."open`, bad: true},
+		{in: `open"`, bad: true},
+		{in: `a"b"c`, bad: true},
+		{in: `"a"b`, bad: true},
+		{in: `"a".`, bad: true},
+		{in: `"a"."b"."c"`, bad: true},
+		{in: "my table", bad: true},
+		{in: "s.t\n", bad: true},
+		{in: "s.t\x00", bad: true},
+		{in: "tab\tname", bad: true},
+		{in: "s.t\x7f", bad: true},
 	}
 	for _, tc := range tests {
 		got, err := ParseTableRef(tc.in)
 		if tc.bad != (err != nil) || (!tc.bad && got != tc.want) {
 			t.Errorf("ParseTableRef(%q) = %v, %v", tc.in, got, err)
+		}
+		if err != nil && !errors.Is(err, ErrBadInput) {
+			t.Errorf("ParseTableRef(%q): %v is not bad input (exit 2)", tc.in, err)
 		}
 	}
 }
@@ -90,6 +99,27 @@ func TestBudget(t *testing.T) {
 		b := budgetFor(tc.cpus, tc.mem)
 		if b.Parallel != tc.parallel || b.ChunkBytes != tc.chunk {
 			t.Errorf("%s: budgetFor(%d, %d) = %+v", tc.name, tc.cpus, tc.mem, b)
+		}
+	}
+}
+
+func TestParseSchema(t *testing.T) {
+	tests := []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: "public", want: "public"},
+		{in: `"my.schema"`, want: "my.schema"},
+		{in: "out/daily", want: "out/daily"},
+		{in: "a.b", bad: true},
+		{in: "", bad: true},
+		{in: "sch.", bad: true},
+		{in: `"open`, bad: true},
+	}
+	for _, tc := range tests {
+		got, err := ParseSchema(tc.in)
+		if tc.bad != (err != nil) || (!tc.bad && got != tc.want) || (err != nil && !errors.Is(err, ErrBadInput)) {
+			t.Errorf("ParseSchema(%q) = %q, %v", tc.in, got, err)
 		}
 	}
 }

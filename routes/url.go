@@ -1,11 +1,13 @@
 package routes
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // URL is a parsed endpoint address. Its String never shows the password.
@@ -29,10 +31,10 @@ func ParseURL(raw string) (*URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, BadInput("cannot parse URL %s (check its syntax; special characters in the password must be percent-encoded)", Redact(raw))
+		return nil, BadInput("cannot parse URL %s (check its syntax; special characters in the password must be percent-encoded)", redact.URL(raw))
 	}
 	if u.Scheme == "" {
-		return nil, BadInput("URL %s has no scheme (like postgres://, mysql://, file://)", Redact(raw))
+		return nil, BadInput("URL %s has no scheme (like postgres://, mysql://, file://)", redact.URL(raw))
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	return &URL{u: u, raw: raw}, nil
@@ -64,76 +66,11 @@ func (u *URL) Identity() string {
 	return c.String()
 }
 
-var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
-
-// secretParam matches query parameters that carry credentials
-// (?password=, &secret_access_key=, ?token=, ?credentials_json=).
-var secretParam = regexp.MustCompile(`(?i)([?&](?:[a-z_]*(?:password|passwd|secret|token|credentials)[a-z_]*)=)[^&\s#"']+`)
-
-// nestedUserinfo matches user:password@ after a "://" anywhere, also in
-// a URL carried unencoded in another's query
-// (iceberg://?warehouse=s3://key:secret@bucket/prefix).
-var nestedUserinfo = regexp.MustCompile(`(://[^/\s:@?&#"'<>]+:)[^@\s/?&#"'<>]+@`)
-
-// Redact replaces the password of every URL inside s, and the values of
-// credential query parameters, with xxxxx. Use it on any message that may
-// carry a URL.
-func Redact(s string) string {
-	s = secretParam.ReplaceAllString(s, "${1}xxxxx")
-	s = nestedUserinfo.ReplaceAllString(s, "${1}xxxxx@")
-	return urlInText.ReplaceAllStringFunc(s, func(m string) string {
-		u, err := url.Parse(m)
-		if err != nil {
-			return redactUserinfo(m)
-		}
-		if q := redactNested(u.RawQuery); q != u.RawQuery {
-			m = strings.Replace(m, u.RawQuery, q, 1)
-			u.RawQuery = q
-		}
-		if _, ok := u.User.Password(); !ok {
-			return m
-		}
-		return u.Redacted()
-	})
-}
-
-// redactNested redacts URLs carried percent-encoded in query values, like
-// an Iceberg catalog's uri=postgres%3A%2F%2Fu%3Apw%40h%2Fdb.
-func redactNested(rawQuery string) string {
-	if !strings.Contains(strings.ToUpper(rawQuery), "%3A%2F%2F") {
-		return rawQuery
-	}
-	q, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return rawQuery
-	}
-	changed := false
-	for _, vs := range q {
-		for i, v := range vs {
-			if r := Redact(v); r != v {
-				vs[i], changed = r, true
-			}
-		}
-	}
-	if !changed {
-		return rawQuery
-	}
-	return q.Encode()
-}
-
-// redactUserinfo handles URLs net/url cannot parse: blank out user:pass@.
-func redactUserinfo(m string) string {
-	i := strings.Index(m, "://")
-	at := strings.LastIndex(m, "@")
-	if at < i {
-		return m
-	}
-	colon := strings.Index(m[i+3:at], ":")
-	if colon < 0 {
-		return m
-	}
-	return m[:i+3+colon+1] + "xxxxx" + m[at:]
-}
+// Redact replaces every secret in s — URL passwords, also of URLs nested
+// in a query, and the values of secret-looking query parameters — with
+// xxxxx (the rules: package redact). Use it on any message that may carry
+// a URL.
+func Redact(s string) string { return redact.String(s) }
 
 // Scrub removes the given secrets from msg; use it on driver errors that may
 // echo a password verbatim.
@@ -141,7 +78,7 @@ func Scrub(msg string, secrets ...string) string {
 	msg = Redact(msg)
 	for _, s := range secrets {
 		if len(s) >= 3 {
-			msg = strings.ReplaceAll(msg, s, "xxxxx")
+			msg = strings.ReplaceAll(msg, s, redact.Mask)
 		}
 	}
 	return msg
@@ -171,7 +108,7 @@ func ParseTableRef(s string) (TableRef, error) {
 	case 2:
 		return TableRef{Schema: parts[0], Name: parts[1]}, nil
 	}
-	return TableRef{}, BadInput("table %q: want schema.table or table", s)
+	return TableRef{}, BadInput("table %q: %d name parts, want schema.table or table (quote a name that holds a dot)", s, len(parts))
 }
 
 // fileExts are the endings that make a table name a file path.
@@ -193,35 +130,75 @@ func isFilePath(s string) bool {
 	return false
 }
 
+// splitIdent splits a dotted name into its parts. A part is either bare
+// (no dot, quote or blank) or wholly double-quoted ("" is a quote inside);
+// an empty part, a quote inside a bare part, text after a closing quote or
+// an unclosed quote is malformed.
 func splitIdent(s string) ([]string, error) {
 	var parts []string
-	var cur strings.Builder
-	quoted := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' && quoted && i+1 < len(s) && s[i+1] == '"':
-			cur.WriteByte('"')
-			i++
+	for i := 0; ; i++ {
+		part, next, err := identPart(s, i)
+		if err != nil {
+			return nil, BadInput("table %q: %s", s, err)
+		}
+		parts = append(parts, part)
+		if next == len(s) {
+			return parts, nil
+		}
+		if s[next] != '.' {
+			return nil, BadInput("table %q: text after a closing quote (quote the whole name part)", s)
+		}
+		i = next
+	}
+}
+
+// identPart reads one name part of s starting at i; next is where it ends.
+func identPart(s string, i int) (part string, next int, err error) {
+	var b strings.Builder
+	if i < len(s) && s[i] == '"' {
+		for i++; i < len(s); i++ {
+			if s[i] != '"' {
+				b.WriteByte(s[i])
+				continue
+			}
+			if i+1 < len(s) && s[i+1] == '"' {
+				b.WriteByte('"')
+				i++
+				continue
+			}
+			if b.Len() == 0 {
+				return "", 0, errors.New("empty quoted name")
+			}
+			return b.String(), i + 1, nil
+		}
+		return "", 0, errors.New("unclosed quote")
+	}
+	for ; i < len(s) && s[i] != '.'; i++ {
+		switch c := s[i]; {
 		case c == '"':
-			quoted = !quoted
-		case c == '.' && !quoted:
-			parts = append(parts, cur.String())
-			cur.Reset()
-		default:
-			cur.WriteByte(c)
+			return "", 0, errors.New("a quote inside a name (quote the whole name part)")
+		case c <= ' ' || c == 0x7f:
+			return "", 0, errors.New("a blank or control character in an unquoted name (quote the name part)")
 		}
+		b.WriteByte(s[i])
 	}
-	parts = append(parts, cur.String())
-	if quoted {
-		return nil, BadInput("table %q: unclosed quote", s)
+	if b.Len() == 0 {
+		return "", 0, errors.New("empty name part")
 	}
-	for _, p := range parts {
-		if p == "" {
-			return nil, BadInput("table %q: empty name part", s)
-		}
+	return b.String(), i, nil
+}
+
+// ParseSchema parses a schema name (--schema, --dest-schema) by the rules
+// of ParseTableRef: one name part, quotes keep dots; a path is kept whole.
+func ParseSchema(s string) (string, error) {
+	t, err := ParseTableRef(s)
+	if err != nil {
+		return "", err
 	}
-	return parts, nil
+	if t.Schema != "" {
+		return "", BadInput("schema %q: want one name (quote a name that holds a dot)", s)
+	}
+	return t.Name, nil
 }
 
 // String renders schema.table (or table), unquoted.

@@ -136,10 +136,16 @@ func TestRunner_Contract(t *testing.T) {
 	}
 	d.fx.Exec(t, testContext(t), "INSERT INTO "+d.s+".app_orders SELECT g, 1, 5, 'Lost' FROM generate_series(41, 100) g")
 	once(t, r, "bronze_orders")
+	if c := rep.Contract; c == nil || c.Rules["accepted_values(status)"] != 3 || len(c.Rules) != 1 {
+		t.Errorf("contract result %+v, want rules accepted_values(status): 3", c)
+	}
 	before := d.hash(t, "silver_orders", "id")
-	_, err = r.Once(testContext(t), "silver_orders")
+	rep, err = r.Once(testContext(t), "silver_orders")
 	if err == nil || !strings.Contains(err.Error(), "max_bad_ratio") {
 		t.Fatalf("a batch of 60 bad rows: %v", err)
+	}
+	if c := rep.Contract; c == nil || c.Rules["accepted_values(status)"] != 60 || c.Passed {
+		t.Errorf("the failed run's contract result %+v, want rules accepted_values(status): 60, not passed", c)
 	}
 	if d.hash(t, "silver_orders", "id") != before || d.count(t, "silver_orders__quarantine") != 3 {
 		t.Fatal("a failed contract committed something")

@@ -11,10 +11,14 @@ import (
 )
 
 // Select returns the tasks named by selectors (task names, tag:NAME,
-// kind:KIND; none = every task) in dependency order.
+// kind:KIND; none = every task) in dependency order. An unset variable of
+// a selected task's connections is bad input; those of other tasks are not.
 func (r *Runner) Select(selectors ...string) ([]*dagfile.Task, error) {
 	picked, err := r.file.Select(selectors...)
 	if err != nil {
+		return nil, fmt.Errorf("%w: %w", routes.ErrBadInput, err)
+	}
+	if err := r.file.Resolve(picked...); err != nil {
 		return nil, fmt.Errorf("%w: %w", routes.ErrBadInput, err)
 	}
 	want := map[string]bool{}

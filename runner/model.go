@@ -200,10 +200,16 @@ func (run *modelRun) execute(ctx context.Context) error {
 	if err := run.loadThis(ctx, text); err != nil {
 		return err
 	}
-	if run.t.Contract == nil {
+	c := run.t.Contract
+	if c == nil && run.mode == routes.ModeMerge {
+		// An upsert batch must not repeat a key: the check keeps the last
+		// row of each (contractSQL), with no rules of its own.
+		c = &dagfile.Contract{MaxBadRatio: 1}
+	}
+	if c == nil {
 		return run.writeDirect(ctx, text)
 	}
-	chk, err := run.checkContract(ctx, text)
+	chk, err := run.checkContract(ctx, c, text)
 	if err != nil {
 		return err
 	}
@@ -248,5 +254,11 @@ func (run *modelRun) writeChecked(ctx context.Context, chk *checked) error {
 		return err
 	}
 	defer res.Release()
-	return run.finishSink(ctx, stage, res)
+	if err := run.finishSink(ctx, stage, res); err != nil {
+		return err
+	}
+	if dup := chk.total - chk.bad - run.rep.RowsOut; run.mode == routes.ModeMerge && dup > 0 {
+		run.r.warnf("task %s: %d rows of the batch repeat a key (%s) of a later row: the last row of each key, in the SQL's order, was written", run.t.Name, dup, strings.Join(run.m.Key, ", "))
+	}
+	return nil
 }

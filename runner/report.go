@@ -27,9 +27,20 @@ type Report struct {
 	NothingNew  bool                   `json:"nothing_new,omitempty"` // no source had anything new: nothing written
 	Changes     []string               `json:"changes,omitempty"`     // on_change findings
 	CDC         *cdc.Result            `json:"cdc,omitempty"`         // log_based: bootstrap or the drained window
+	Contract    *ContractResult        `json:"contract,omitempty"`    // the contract check, once it ran
 	ElapsedMS   int64                  `json:"elapsed_ms"`
 	Error       string                 `json:"error,omitempty"`
 	start       time.Time
+}
+
+// ContractResult is the outcome of a task's contract check: for a stream,
+// summed over its batches.
+type ContractResult struct {
+	Checked     int64            `json:"checked"`         // rows (events) checked
+	Broken      int64            `json:"broken"`          // rows that break at least one rule
+	MaxBadRatio float64          `json:"max_bad_ratio"`   // the contract's threshold
+	Passed      bool             `json:"passed"`          // broken/checked <= max_bad_ratio in every batch
+	Rules       map[string]int64 `json:"rules,omitempty"` // rows breaking each rule, by its _weir_reason label (only rules some row broke)
 }
 
 // OffsetRange is the window a run read from one source: From < offset <= To.

@@ -21,8 +21,11 @@ type Options struct {
 	Engine    duck.Options     // DuckDB memory limit, threads, spill folder
 	Log       io.Writer        // warnings (on_change: warn); default os.Stderr
 	Allocator memory.Allocator // Arrow memory; default memory.DefaultAllocator
-	Progress  *routes.Progress // counts transfers' rows for a progress line; nil counts nothing
-	RunID     string           // Once's run id (weir once: the CLI's, so logs and the report agree); default a new one
+	// SlotWALWarn: log_based tasks from PostgreSQL warn when their slot
+	// retains more WAL (bytes; 0: pgwal.DefaultSlotWALWarn).
+	SlotWALWarn int64
+	Progress    *routes.Progress // counts transfers' rows for a progress line; nil counts nothing
+	RunID       string           // Once's run id (weir once: the CLI's, so logs and the report agree); default a new one
 }
 
 // Runner executes the tasks of one dagfile. It keeps one endpoint per
@@ -36,12 +39,13 @@ type Runner struct {
 	engine *engineFuture
 }
 
-// Load reads a dagfile (expanding ${VAR} from the environment) and returns
-// a Runner for it. A malformed dagfile is bad input (errors.Is
+// Load reads a dagfile (expanding the ${VAR} it finds in the environment)
+// and returns a Runner for it. A malformed dagfile is bad input (errors.Is
 // routes.ErrBadInput, exit 2); its error lists every problem with
-// file:line:col.
+// file:line:col. An unset variable is bad input only for the tasks whose
+// connections use it, when they are selected or run (dagfile.File.Resolve).
 func Load(path string, opts Options) (*Runner, error) {
-	f, err := dagfile.Load(path)
+	f, err := dagfile.LoadLazy(path, os.LookupEnv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", routes.ErrBadInput, err)
 	}
@@ -79,9 +83,13 @@ func (r *Runner) Close() error {
 	return errors.Join(errs...)
 }
 
-// task returns the named task, or bad input naming the defined ones.
+// task returns the named task, or bad input naming the defined ones or
+// the unset variables of its connections.
 func (r *Runner) task(name string) (*dagfile.Task, error) {
 	if t := r.file.Task(name); t != nil {
+		if err := r.file.Resolve(t); err != nil {
+			return nil, fmt.Errorf("%w: task %s: %w", routes.ErrBadInput, name, err)
+		}
 		return t, nil
 	}
 	var names []string

@@ -27,6 +27,8 @@ type TaskStatus struct {
 	// purged binlog (then Error says how to re-bootstrap).
 	Log   *cdc.LogLag `json:"log,omitempty"`
 	Error string      `json:"error,omitempty"`
+	// Err is the error behind Error, for the exit code (bad input: 2).
+	Err error `json:"-"`
 }
 
 // SourceStatus is one source of a task.
@@ -55,7 +57,7 @@ func (r *Runner) Status(ctx context.Context, tasks []*dagfile.Task) []TaskStatus
 			err = fmt.Errorf("%w: status of %s tasks", routes.ErrUnsupported, t.Kind)
 		}
 		if err != nil {
-			st.Error = routes.Redact(err.Error())
+			st.Error, st.Err = routes.Redact(err.Error()), err
 		}
 		out = append(out, st)
 	}
@@ -136,7 +138,7 @@ func (r *Runner) logLag(ctx context.Context, t *dagfile.Task) (cdc.LogLag, error
 	if err != nil {
 		return cdc.LogLag{}, err
 	}
-	return capture.Status(ctx, src, dst, pairs, capture.Options{Changelog: t.Transfer.Changelog})
+	return capture.Status(ctx, src, dst, pairs, capture.Options{Changelog: t.Transfer.Changelog, SlotWALWarn: r.opts.SlotWALWarn})
 }
 
 // transferSource is one table of a transfer: for append and merge its

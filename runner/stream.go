@@ -262,14 +262,16 @@ func (run *streamRun) dropTemp(ctx context.Context) {
 // bad is the condition of a quarantined event.
 const badCond = "(" + errorColumn + " IS NOT NULL OR " + reasonColumn + " IS NOT NULL)"
 
-// check marks every event with the contract's reasons (_weir_checked)
-// and returns how many are bad; too many fail the run before anything is
-// written.
+// check types every event and marks it with the contract's reasons
+// (_weir_checked, contractSQL: the same check as a model's) and returns
+// how many are bad; too many fail the run before anything is written.
 func (run *streamRun) check(ctx context.Context) (int64, error) {
 	q := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, NULL::VARCHAR AS %s FROM %s", checkedTable, reasonColumn, outTable)
-	if c := run.t.Contract; c != nil {
-		plan, err := contractSQL(c, contractColumns(c), run.rep.RunID)
-		if err != nil {
+	var plan contractPlan
+	c := run.t.Contract
+	if c != nil {
+		var err error
+		if plan, err = contractSQL(c, contractColumns(c), run.rep.RunID, nil); err != nil {
 			return 0, fmt.Errorf("contract of %s: %w", run.t.Name, err)
 		}
 		q = plan.checkSQL
@@ -281,7 +283,13 @@ func (run *streamRun) check(ctx context.Context) (int64, error) {
 	if err := run.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE %s) FROM %s", badCond, checkedTable), &total, &bad); err != nil {
 		return 0, err
 	}
-	if c := run.t.Contract; c != nil && float64(bad)/float64(total) > c.MaxBadRatio {
+	if c != nil {
+		// Events that could not be loaded are quarantined for that alone.
+		if err := noteContract(ctx, run.db, c, plan, errorColumn+" IS NULL", run.rep, total, bad); err != nil {
+			return 0, err
+		}
+	}
+	if c != nil && float64(bad)/float64(total) > c.MaxBadRatio {
 		return 0, fmt.Errorf("contract of %s: %d of %d events break it, above max_bad_ratio %g; nothing was committed and the batch is read again on the next run",
 			run.t.Name, bad, total, c.MaxBadRatio)
 	}
@@ -307,20 +315,16 @@ func (run *streamRun) quarantine(ctx context.Context, cursor string, bad int64) 
 // write commits the good events to the sink (the last of each key, for
 // merge) with the cursor.
 func (run *streamRun) write(ctx context.Context, cursor string) error {
-	c := run.t.Contract
 	var cols []string
-	types := map[string]string{}
-	if c != nil {
-		cols = contractColumns(c)
-		for _, col := range c.Columns {
-			types[col.Name] = col.Type
-		}
-	} else if run.cols != nil {
+	switch {
+	case run.t.Contract != nil: // typed by the check
+		cols = contractColumns(run.t.Contract)
+	case run.cols != nil:
 		cols = run.cols
-	} else {
+	default:
 		cols, _ = run.flat.columns()
 	}
-	q := fmt.Sprintf("SELECT %s FROM %s WHERE NOT %s", goodColumns(cols, types), checkedTable, badCond)
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE NOT %s", identList(cols), checkedTable, badCond)
 	if run.mode == routes.ModeMerge {
 		q += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1", identList(run.s.Key), seqColumn)
 	}

@@ -92,9 +92,12 @@ func (r *Runner) runLogBased(ctx context.Context, t *dagfile.Task, rep *Report) 
 	if err != nil {
 		return err
 	}
-	res, err := capture.RunWith(ctx, src, dst, pairs, rep.RunID, capture.Options{Changelog: t.Transfer.Changelog})
+	res, err := capture.RunWith(ctx, src, dst, pairs, rep.RunID, capture.Options{Changelog: t.Transfer.Changelog, SlotWALWarn: r.opts.SlotWALWarn})
 	if err != nil {
 		return err
+	}
+	for _, w := range res.Warnings {
+		r.warnf("task %s: %s", t.Name, w)
 	}
 	rep.CDC = &res
 	rep.RowsIn = res.Rows + int64(res.Changes)

@@ -32,6 +32,18 @@ GOFLAGS= go build -o /dev/null ./cmd/weir
 step "go vet ./..."
 go vet ./...
 
+step "Argo v4 lint of the generated Argo files (generate/argolint: argo lint --offline --strict)"
+# Its own module, so weir never links Kubernetes; the first build downloads
+# and compiles Argo and client-go (minutes). One run per golden folder: the
+# offline client refuses two templates of the same name.
+argolint="$(mktemp -d)/argolint"
+(cd generate/argolint && GOFLAGS= go build -o "$argolint" .)
+for dir in generate/testdata/golden/*/; do
+	manifests=("$dir"*.yaml)
+	[ -e "${manifests[0]}" ] || continue
+	"$argolint" "${manifests[@]}"
+done
+
 step "gofmt -l ."
 unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then

@@ -31,7 +31,7 @@ func (r *run) drain(ctx context.Context, from, to Position, w *cdc.Window) error
 	if err != nil {
 		return fmt.Errorf("start binlog stream: %w", err)
 	}
-	d := newDecoder(r.tables)
+	d := newDecoder(r.tables, r.cfg.SourceURL)
 	d.tx = from.logText()
 	file := from.File
 	for {
@@ -95,9 +95,10 @@ func (r *run) syncerConfig() replication.BinlogSyncerConfig {
 
 // decoder turns row and query events into cdc changes.
 type decoder struct {
-	tables map[string]*cdc.Table // by "schema.name"
-	maps   map[*replication.TableMapEvent]*layout
-	pos    uint32
+	sourceURL string                // its read options (zero_dates, time)
+	tables    map[string]*cdc.Table // by "schema.name"
+	maps      map[*replication.TableMapEvent]*layout
+	pos       uint32
 	// tx is where the current transaction starts (the end of the one
 	// before), as logText: every change of a transaction carries it as its
 	// Position, which makes it the transaction's id and order in a changelog.
@@ -117,8 +118,8 @@ func endsTx(ev *replication.BinlogEvent) bool {
 	return false
 }
 
-func newDecoder(tables []*cdc.Table) *decoder {
-	d := &decoder{tables: map[string]*cdc.Table{}, maps: map[*replication.TableMapEvent]*layout{}}
+func newDecoder(tables []*cdc.Table, sourceURL string) *decoder {
+	d := &decoder{sourceURL: sourceURL, tables: map[string]*cdc.Table{}, maps: map[*replication.TableMapEvent]*layout{}}
 	for _, t := range tables {
 		d.tables[t.Source.Schema+"."+t.Source.Name] = t
 	}
@@ -169,12 +170,18 @@ func (d *decoder) rows(e *replication.RowsEvent, op cdc.Op, base cdc.Change, w *
 	}
 	for i := 0; i+step <= len(e.Rows); i += step {
 		c := base
-		first := l.row(e.Rows[i])
+		first, err := l.row(e.Rows[i])
+		if err != nil {
+			return err
+		}
 		switch op {
 		case cdc.OpInsert:
 			c.After = first
 		case cdc.OpUpdate:
-			c.Before, c.After, c.Key = first, l.row(e.Rows[i+1]), keyOf(t, first)
+			if c.After, err = l.row(e.Rows[i+1]); err != nil {
+				return err
+			}
+			c.Before, c.Key = first, keyOf(t, first)
 		case cdc.OpDelete:
 			c.Before, c.Key = first, keyOf(t, first)
 		}

@@ -5,9 +5,11 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes/mysql"
 )
 
 // layout maps one table map's columns onto a captured table and knows how
@@ -17,6 +19,11 @@ type layout struct {
 	idx   []int // binlog column → table column
 	enums map[int][]string
 	sets  map[int][]string
+	// fixed is each fixed-length string column's byte length (CHAR,
+	// BINARY): the binlog strips a BINARY(n) value's trailing 0x00 bytes,
+	// which are part of the value.
+	fixed map[int]int
+	check *mysql.ChangeValues // temporal values by the bulk read's rules
 }
 
 // layout returns the table map's layout, built once per table map event.
@@ -26,7 +33,13 @@ func (d *decoder) layout(t *cdc.Table, tm *replication.TableMapEvent) (*layout, 
 	if l := d.maps[tm]; l != nil {
 		return l, nil
 	}
-	l := &layout{t: t, idx: make([]int, tm.ColumnCount), enums: tm.EnumStrValueMap(), sets: tm.SetStrValueMap()}
+	l := &layout{t: t, idx: make([]int, tm.ColumnCount), enums: tm.EnumStrValueMap(), sets: tm.SetStrValueMap(), fixed: fixedLengths(tm)}
+	if t.Info != nil {
+		var err error
+		if l.check, err = mysql.NewChangeValues(d.sourceURL, t.Source, t.Info.Columns); err != nil {
+			return nil, err
+		}
+	}
 	names := tm.ColumnNameString()
 	for i := range l.idx {
 		l.idx[i] = i
@@ -42,6 +55,31 @@ func (d *decoder) layout(t *cdc.Table, tm *replication.TableMapEvent) (*layout, 
 	}
 	d.maps[tm] = l
 	return l, nil
+}
+
+// fixedLengths reads the byte length of each MYSQL_TYPE_STRING column
+// (CHAR(n), BINARY(n); not ENUM or SET, which share the type) from the table
+// map's metadata: the real type in the high byte, the length in the low
+// byte, with two more length bits folded into the real type for lengths
+// over 255 (MySQL's and MariaDB's encoding, sql/field.cc
+// Field_string::do_save_field_metadata).
+func fixedLengths(tm *replication.TableMapEvent) map[int]int {
+	out := map[int]int{}
+	for i, typ := range tm.ColumnType {
+		if typ != gomysql.MYSQL_TYPE_STRING || i >= len(tm.ColumnMeta) {
+			continue
+		}
+		meta := tm.ColumnMeta[i]
+		real, n := byte(meta>>8), int(meta&0xff)
+		if real&0x30 != 0x30 { // a length over 255
+			n |= int((real&0x30)^0x30) << 4
+			real |= 0x30
+		}
+		if real == gomysql.MYSQL_TYPE_STRING {
+			out[i] = n
+		}
+	}
+	return out
 }
 
 func indexOf(list []string, s string) int {
@@ -60,15 +98,24 @@ func nameAt(names []string, i int) string {
 	return "?"
 }
 
-// row lines a binlog image up with the table's columns.
-func (l *layout) row(image []any) []any {
+// row lines a binlog image up with the table's columns; a value the bulk
+// read refuses fails it.
+func (l *layout) row(image []any) ([]any, error) {
 	row := make([]any, len(l.t.Columns))
 	for i, v := range image {
-		if i < len(l.idx) {
-			row[l.idx[i]] = l.value(i, l.idx[i], v)
+		if i >= len(l.idx) {
+			continue
 		}
+		col := l.idx[i]
+		if l.check != nil {
+			var err error
+			if v, err = l.check.Check(col, v); err != nil {
+				return nil, err
+			}
+		}
+		row[col] = l.value(i, col, v)
 	}
-	return row
+	return row, nil
 }
 
 // value maps one binlog value (binlog column i, table column col) to what
@@ -96,9 +143,19 @@ func (l *layout) value(i, col int, v any) any {
 			return string(b)
 		}
 	case *arrow.BinaryType, *arrow.LargeBinaryType:
-		if s, ok := v.(string); ok {
-			return []byte(s)
+		var b []byte
+		switch x := v.(type) {
+		case string:
+			b = []byte(x)
+		case []byte:
+			b = x
+		default:
+			return v
 		}
+		if n := l.fixed[i]; len(b) < n { // BINARY(n): put back the stripped 0x00 padding
+			b = append(make([]byte, 0, n), b...)[:n]
+		}
+		return b
 	case *arrow.BooleanType:
 		return asInt(v) != 0
 	case *arrow.Uint64Type:

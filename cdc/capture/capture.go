@@ -20,6 +20,9 @@ type Options struct {
 	// change (docs/cdc.md) instead of replicas. Part of the pair's identity
 	// (the PostgreSQL slot's name).
 	Changelog bool
+	// SlotWALWarn: a PostgreSQL slot retaining more WAL than this many
+	// bytes is warned about (0: pgwal.DefaultSlotWALWarn, 4 GiB).
+	SlotWALWarn int64
 }
 
 // Run bootstraps or drains the (src, dst, tables) pair once into replicas.
@@ -34,7 +37,7 @@ func RunWith(ctx context.Context, src, dst string, tables []cdc.Pair, runID stri
 		return cdc.Result{}, err
 	}
 	if kind == pgwal.Scheme {
-		return pgwal.Run(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID, Changelog: o.Changelog})
+		return pgwal.Run(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID, Changelog: o.Changelog, SlotWALWarn: o.SlotWALWarn})
 	}
 	return binlog.Run(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables, RunID: runID, Changelog: o.Changelog})
 }
@@ -87,7 +90,7 @@ func Status(ctx context.Context, src, dst string, tables []cdc.Pair, o Options) 
 		return cdc.LogLag{}, err
 	}
 	if kind == pgwal.Scheme {
-		return pgwal.Status(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, Changelog: o.Changelog})
+		return pgwal.Status(ctx, pgwal.Config{SourceURL: src, DestURL: dst, Tables: tables, Changelog: o.Changelog, SlotWALWarn: o.SlotWALWarn})
 	}
 	return binlog.Status(ctx, binlog.Config{SourceURL: src, DestURL: dst, Tables: tables, Changelog: o.Changelog})
 }

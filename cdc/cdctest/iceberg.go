@@ -127,7 +127,11 @@ func canonical(t testing.TB, a arrow.Array, i int) string {
 		return a.Value(i).ToTime().Format("2006-01-02")
 	case *array.Time64:
 		unit := a.DataType().(*arrow.Time64Type).Unit
-		return time.Time{}.Add(time.Duration(int64(a.Value(i)) * int64(unit.Multiplier()))).Format("15:04:05.000000")
+		d := time.Duration(int64(a.Value(i)) * int64(unit.Multiplier()))
+		if d == 24*time.Hour { // PostgreSQL's 24:00:00, not a wrap to 00:00
+			return "24:00:00.000000"
+		}
+		return time.Time{}.Add(d).Format("15:04:05.000000")
 	}
 	t.Fatalf("cdctest: no canonical text for %s", a.DataType())
 	return ""

@@ -2,6 +2,7 @@ package pgwal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,26 +25,45 @@ type snapshotPinner interface{ UseSnapshot(id string) }
 // ones come from the slot: no gap, no duplicates. A stale slot (left by a
 // bootstrap that did not finish) is dropped first, since its snapshot is
 // gone. A table whose bootstrap did not commit has no position, so the next
-// run bootstraps again.
-func (r *run) bootstrap(ctx context.Context) (Result, error) {
-	res := Result{Bootstrap: true}
+// run bootstraps again. A failed bootstrap drops the slot it created (it
+// would keep WAL for a run that never comes) and the publication, if it
+// created that too.
+func (r *run) bootstrap(ctx context.Context) (res Result, err error) {
+	res = Result{Bootstrap: true}
 	if err := dropSlot(ctx, r.src, r.name); err != nil {
 		return res, err
 	}
-	if err := ensurePublication(ctx, r.src, r.name, r.cfg.Tables); err != nil {
+	if w, err := keepSizeWarning(ctx, r.src); err != nil {
+		return res, err
+	} else if w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+	createdPub, err := ensurePublication(ctx, r.src, r.name, r.cfg.Tables)
+	if err != nil {
 		return res, err
 	}
-	repl, err := pgconn.Connect(ctx, replicationURL(r.cfg.SourceURL))
-	if err != nil {
+	var repl *pgconn.PgConn
+	createdSlot := false
+	defer func() {
+		// The exported snapshot lives until repl runs another command: it
+		// stays idle until every copy has imported it.
+		if repl != nil {
+			repl.Close(context.WithoutCancel(ctx))
+		}
+		if err != nil {
+			if uerr := r.undoBootstrap(ctx, createdSlot, createdPub); uerr != nil {
+				err = fmt.Errorf("%w (dropping what the bootstrap created: %v)", err, uerr)
+			}
+		}
+	}()
+	if repl, err = pgconn.Connect(ctx, replicationURL(r.cfg.SourceURL)); err != nil {
 		return res, fmt.Errorf("replication connection: %w", err)
 	}
-	// The exported snapshot lives until repl runs another command: keep it
-	// idle until every copy has imported it.
-	defer repl.Close(context.WithoutCancel(ctx))
 	slot, err := createSlot(ctx, repl, r.name)
 	if err != nil {
 		return res, err
 	}
+	createdSlot = true
 	pin, ok := routes.As[snapshotPinner](r.source)
 	if !ok {
 		return res, fmt.Errorf("pgwal: source route cannot read from an exported snapshot")
@@ -77,4 +97,19 @@ func (r *run) bootstrap(ctx context.Context) (Result, error) {
 		res.Rows += n
 	}
 	return res, nil
+}
+
+// undoBootstrap drops what a failed bootstrap created, also after a
+// cancel.
+func (r *run) undoBootstrap(ctx context.Context, slot, pub bool) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var errs []error
+	if slot {
+		errs = append(errs, dropSlot(ctx, r.src, r.name))
+	}
+	if pub {
+		errs = append(errs, dropPublication(ctx, r.src, r.name))
+	}
+	return errors.Join(errs...)
 }

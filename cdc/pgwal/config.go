@@ -29,7 +29,14 @@ type Config struct {
 	// Changelog appends every change to the destination tables (with
 	// _weir_op, _weir_lsn, …) instead of keeping replicas of them.
 	Changelog bool
+	// SlotWALWarn is the WAL the pair's slot may retain before a run and
+	// Status warn (bytes; 0: DefaultSlotWALWarn).
+	SlotWALWarn int64
 }
+
+// DefaultSlotWALWarn is the retained WAL a slot is warned about: an
+// abandoned slot keeps WAL until the source's disk is full.
+const DefaultSlotWALWarn = 4 << 30
 
 func (c Config) validate() error {
 	if len(c.Tables) == 0 {

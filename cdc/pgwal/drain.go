@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -18,13 +19,23 @@ import (
 // server for a keepalive, which reports how far it has decoded.
 const idleWait = 2 * time.Second
 
+// keepaliveEvery is how often a stream reports its status while the run
+// does not read it (a chunk being applied, the commit): the server ends a
+// replication connection that sends nothing for wal_sender_timeout (60 s
+// by default), however long the apply takes.
+var keepaliveEvery = time.Second
+
 // stream is one drain: the replication connection and how far it got.
 type stream struct {
+	// mu serializes the connection's users: the drain's reads and status
+	// updates, and the keepalive goroutine's status updates.
+	mu       sync.Mutex
 	conn     *pgconn.PgConn
-	start    pglogrepl.LSN // the saved position: confirmed to the server as flushed
+	flushed  pglogrepl.LSN // confirmed to the server as flushed: the saved position, then what confirm made durable (mu)
 	target   pglogrepl.LSN // the end of the WAL when the run connected
 	received pglogrepl.LSN // everything before it has been decoded and sent
 	dec      *decoder
+	stop     func() // ends the keepalive goroutine and waits for it
 }
 
 // openStream starts replication at the saved position. It reads the end of
@@ -35,7 +46,7 @@ func (r *run) openStream(ctx context.Context, start pglogrepl.LSN) (*stream, err
 	if err := checkSlot(ctx, r.src, r.name, start.String()); err != nil {
 		return nil, err
 	}
-	s := &stream{start: start, received: start, dec: newDecoder(r.tables, start, r.cfg.Changelog)}
+	s := &stream{flushed: start, received: start, dec: newDecoder(r.tables, start, r.cfg.Changelog)}
 	var end string
 	if err := r.src.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&end); err != nil {
 		return nil, fmt.Errorf("read WAL end: %w", err)
@@ -55,7 +66,32 @@ func (r *run) openStream(ctx context.Context, start pglogrepl.LSN) (*stream, err
 		s.conn.Close(context.WithoutCancel(ctx))
 		return nil, r.startErr(start, err)
 	}
+	s.keepalive(ctx)
 	return s, nil
+}
+
+// keepalive reports the stream's status every keepaliveEvery until stop,
+// so the connection lives while the run applies or commits and reads
+// nothing. A failed update is left to the drain or confirm to see.
+func (s *stream) keepalive(ctx context.Context) {
+	kctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	s.stop = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(keepaliveEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-kctx.Done():
+				return
+			case <-tick.C:
+				if err := s.status(kctx, false); err != nil {
+					debugf("keepalive: %v", err)
+				}
+			}
+		}
+	}()
 }
 
 // startErr turns "slot does not exist" into a *SlotLostError, and "slot is
@@ -95,10 +131,12 @@ func (s *stream) drain(ctx context.Context, w *cdc.Window) error {
 func (s *stream) receive(ctx context.Context) (pgproto3.BackendMessage, error) {
 	wctx, cancel := context.WithTimeout(ctx, idleWait)
 	defer cancel()
+	s.mu.Lock()
 	msg, err := s.conn.ReceiveMessage(wctx)
+	s.mu.Unlock()
 	if err != nil && pgconn.Timeout(err) && ctx.Err() == nil {
 		debugf("idle: received %s target %s inTx %v", s.received, s.target, s.dec.inTx)
-		return nil, s.status(ctx, s.start, true)
+		return nil, s.status(ctx, true)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("receive WAL: %w", err)
@@ -125,7 +163,7 @@ func (s *stream) copyData(ctx context.Context, data []byte, w *cdc.Window) error
 		}
 		s.advance(ka.ServerWALEnd)
 		if ka.ReplyRequested {
-			return s.status(ctx, s.start, false)
+			return s.status(ctx, false)
 		}
 	case pglogrepl.XLogDataByteID:
 		xld, err := pglogrepl.ParseXLogData(data[1:])
@@ -146,10 +184,13 @@ func (s *stream) advance(lsn pglogrepl.LSN) {
 	}
 }
 
-// status reports pos as written, flushed and applied. During the drain pos
-// is the saved position: nothing new is confirmed before the destination
-// committed.
-func (s *stream) status(ctx context.Context, pos pglogrepl.LSN, reply bool) error {
+// status reports the flushed position as written, flushed and applied:
+// until confirm it is the saved position, since nothing new is confirmed
+// before the destination committed.
+func (s *stream) status(ctx context.Context, reply bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pos := s.flushed
 	err := pglogrepl.SendStandbyStatusUpdate(ctx, s.conn, pglogrepl.StandbyStatusUpdate{
 		WALWritePosition: pos, WALFlushPosition: pos, WALApplyPosition: pos, ReplyRequested: reply})
 	if err != nil {
@@ -164,13 +205,19 @@ func (s *stream) confirm(ctx context.Context, pos pglogrepl.LSN) error {
 	if err := fail("confirm"); err != nil { // tests: committed, never confirmed
 		return err
 	}
-	if err := s.status(ctx, pos, false); err != nil {
+	s.mu.Lock()
+	s.flushed = pos
+	s.mu.Unlock()
+	if err := s.status(ctx, false); err != nil {
 		return fmt.Errorf("confirm %s to the slot (the destination has it; the next run re-reads and skips it): %w", pos, err)
 	}
 	return nil
 }
 
 func (s *stream) close(ctx context.Context) {
+	if s != nil && s.stop != nil {
+		s.stop()
+	}
 	if s != nil && s.conn != nil {
 		s.conn.Close(context.WithoutCancel(ctx))
 	}

@@ -52,10 +52,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var res Result
 	if !ok {
-		return r.bootstrap(ctx)
+		res, err = r.bootstrap(ctx)
+	} else {
+		res, err = r.incremental(ctx, pos)
 	}
-	return r.incremental(ctx, pos)
+	if err != nil {
+		return res, err
+	}
+	return res, r.report(ctx, &res)
 }
 
 func open(ctx context.Context, cfg Config) (r *run, err error) {

@@ -55,24 +55,24 @@ func checkSlot(ctx context.Context, src *pgx.Conn, name, pos string) error {
 }
 
 // ensurePublication creates the pair's publication for its tables, or sets
-// its table list when it exists.
-func ensurePublication(ctx context.Context, src *pgx.Conn, name string, tables []Pair) error {
+// its table list when it exists; created reports the first.
+func ensurePublication(ctx context.Context, src *pgx.Conn, name string, tables []Pair) (created bool, err error) {
 	list := make([]string, len(tables))
 	for i, p := range tables {
 		list[i] = pgx.Identifier{p.Source.Schema, p.Source.Name}.Sanitize()
 	}
 	var exists bool
 	if err := src.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`, name).Scan(&exists); err != nil {
-		return fmt.Errorf("read publication %s: %w", name, err)
+		return false, fmt.Errorf("read publication %s: %w", name, err)
 	}
 	verb := "CREATE PUBLICATION %s FOR TABLE %s"
 	if exists {
 		verb = "ALTER PUBLICATION %s SET TABLE %s"
 	}
 	if _, err := src.Exec(ctx, fmt.Sprintf(verb, quoteIdent(name), strings.Join(list, ", "))); err != nil {
-		return fmt.Errorf("publication %s: %w", name, err)
+		return false, fmt.Errorf("publication %s: %w", name, err)
 	}
-	return nil
+	return !exists, nil
 }
 
 // createSlot creates the logical slot over a replication connection and

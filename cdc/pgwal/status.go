@@ -60,6 +60,7 @@ func Status(ctx context.Context, cfg Config) (cdc.LogLag, error) {
 		return lag, fmt.Errorf("read slot %s: %w", r.name, err)
 	}
 	lag.Retained, lag.ConfirmedBehind = deref(retained), deref(behind)
+	lag.Warning = retainWarning(r.name, lag.Retained, cfg.SlotWALWarn)
 	if confirmed != nil {
 		lag.Confirmed = *confirmed
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// Exit codes (DESIGN.md).
+// Exit codes (docs/architecture.md).
 const (
 	ExitOK       = 0
 	ExitFailure  = 1

@@ -1,7 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -16,6 +23,7 @@ func init() { commands = append(commands, newGenerateCmd) }
 // generateFlags are the flags of weir generate.
 type generateFlags struct {
 	file, out string
+	check     bool
 	opts      generate.Options
 }
 
@@ -30,18 +38,22 @@ func newGenerateCmd() *cobra.Command {
   dagster  definitions.py: one asset per task, keyed by the table it writes
   argo     <name>.workflowtemplate.yaml and, with a schedule, <name>.cronworkflow.yaml
 Every task runs "weir once --task NAME -f <dagfile> --json". The dagfile's
-${VAR} references are not expanded: no secret is written. See docs/generate.md.`,
+${VAR} references are not expanded: no secret is written. With --check
+nothing is written: it exits 1, listing the files, when the files in -o differ
+from what the dagfile generates now (for the CI of a dags repository), and 0
+when they are equal. See docs/generate.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runGenerate(cmd, args[0], g) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&g.file, "file", "f", "weir.yaml", "the dagfile")
 	fl.StringVarP(&g.out, "out", "o", ".", "the folder to write into (created if needed)")
-	fl.StringVar(&g.opts.Image, "image", generate.DefaultImage, "the weir container image (Argo, --operator kubernetes)")
+	fl.StringVar(&g.opts.Image, "image", "", "the weir container image (Argo, --operator kubernetes; default: the dagfile's deploy: image:, else "+generate.DefaultImage+")")
 	fl.StringVar(&g.opts.WeirBin, "weir-bin", generate.DefaultWeirBin, "the weir executable in the generated commands")
 	fl.StringVar(&g.opts.Operator, "operator", generate.OperatorBash, "the Airflow operator: bash or kubernetes")
 	fl.StringSliceVar(&g.opts.Select, "select", nil, "only these tasks: NAME, tag:NAME or kind:KIND (comma-separated or repeated)")
 	fl.StringVar(&g.opts.DagfilePath, "dagfile-path", "", "the dagfile path in the generated commands (default: the -f value)")
+	fl.BoolVar(&g.check, "check", false, "write nothing; exit 1 listing the files in -o that differ from what would be generated")
 	fl.StringVar(&g.opts.Secret, "secret", generate.DefaultSecret, "the Kubernetes Secret with the connections' variables (Argo, --operator kubernetes)")
 	return cmd
 }
@@ -56,9 +68,19 @@ func runGenerate(cmd *cobra.Command, target string, g generateFlags) error {
 		return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("generate %s: %w", target, err)}
 	}
 	g.opts.OutDir = g.out
+	if target == "argo" || (target == "airflow" && g.opts.Operator == generate.OperatorKubernetes) {
+		// The tasks run in pods: say which cannot see their local files.
+		pods, _ := dagfile.PodFindings(f, g.opts.Select...)
+		for _, p := range pods {
+			fmt.Fprintln(cmd.ErrOrStderr(), p)
+		}
+	}
 	files, err := generate.Render(target, f, g.opts)
 	if err != nil {
 		return &ExitCodeError{Code: ExitBadInput, Err: err}
+	}
+	if g.check {
+		return checkGenerated(cmd.OutOrStdout(), target, g.out, files)
 	}
 	paths, err := generate.Write(g.out, files)
 	if err != nil {
@@ -68,4 +90,29 @@ func runGenerate(cmd *cobra.Command, target string, g generateFlags) error {
 		fmt.Fprintln(cmd.OutOrStdout(), p)
 	}
 	return nil
+}
+
+// checkGenerated compares files with those in dir and fails (exit 1) listing
+// each one missing or different.
+func checkGenerated(w io.Writer, target, dir string, files map[string][]byte) error {
+	var stale []string
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		path := filepath.Join(dir, name)
+		have, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			stale = append(stale, path+" (missing)")
+		case err != nil:
+			return fmt.Errorf("generate %s --check: %w", target, err)
+		case !bytes.Equal(have, files[name]):
+			stale = append(stale, path)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	for _, s := range stale {
+		fmt.Fprintln(w, s)
+	}
+	return &ExitCodeError{Code: ExitFailure, Err: fmt.Errorf("generate %s --check: %d files differ from the dagfile: regenerate them (weir generate %s without --check)", target, len(stale), target)}
 }

@@ -176,6 +176,12 @@ func TestStatusCmd_LogBased(t *testing.T) {
 			if kind == "postgres" && !regexp.MustCompile(`slot weir_\w+ \(wal_status (reserved|extended)\) retains \d+ bytes`).MatchString(out) {
 				t.Errorf("status shows no slot line:\n%s", out)
 			}
+			if kind == "postgres" && strings.Contains(out, "warning:") {
+				t.Errorf("status warns under the default threshold:\n%s", out)
+			}
+			if code, out := runCmd(t, "status", "-f", path, "--slot-wal-warn", "1B"); kind == "postgres" && (code != ExitOK || !strings.Contains(out, "cdc: warning: replication slot weir_") || !strings.Contains(out, "weir reset")) {
+				t.Errorf("status --slot-wal-warn 1B exited %d, want a warning naming the slot and weir reset:\n%s", code, out)
+			}
 			code, out = runCmd(t, "status", "-f", path, "--json")
 			var sts []struct {
 				Log struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirhq/weir/generate"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/runner"
 )
@@ -15,8 +16,9 @@ import (
 func init() { commands = append(commands, newOnceCmd) }
 
 func newOnceCmd() *cobra.Command {
-	var file, task string
+	var file, task, reportFile string
 	var asJSON bool
+	var walWarn slotWALWarn
 	cmd := &cobra.Command{
 		Use:   "once --task NAME -f weir.yaml [--json]",
 		Short: "Run one batch of one dagfile task, then exit",
@@ -26,31 +28,48 @@ checks its contract and commits the result with the new offsets in the sink's
 own commit; a stream reads events until its source is drained (available_now)
 or until SIGTERM (continuous), committing each batch with the source's cursor
 (docs/streams.md). It is what every generated Airflow, Dagster and Argo task runs.
+Under Dagster Pipes (DAGSTER_PIPES_CONTEXT) it reports materializations and
+contract checks back to Dagster; with OPENLINEAGE_URL or
+OPENLINEAGE__TRANSPORT__TYPE set it emits OpenLineage run events
+(docs/generate.md, "Reporting back").
 Exit codes: 0 done (also when there was nothing new), 1 failure, 2 bad input
 (a malformed dagfile, an unknown task, bad SQL), 75 the sink is locked by
 another run (retry later). See docs/runner.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := required("--task", task); err != nil {
-				return err
+			rep, err := runOnce(cmd, file, task, runner.Options{SlotWALWarn: int64(walWarn)})
+			if ferr := writeReportFile(reportFile, task, rep, err); ferr != nil && err == nil {
+				err = ferr
 			}
-			p := &routes.Progress{}
-			r, err := loadRunnerWith(file, runner.Options{Progress: p, RunID: globals.runID})
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			stop := startProgress(p, globals.runID, globals.progress, cmd.ErrOrStderr())
-			rep, err := r.Once(cmd.Context(), task)
-			stop(err)
 			return printReport(cmd.OutOrStdout(), rep, err, asJSON)
 		},
 	}
 	f := cmd.Flags()
+	addSlotWALWarn(f, &walWarn)
 	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringVar(&task, "task", "", "the task to run (required)")
 	f.BoolVar(&asJSON, "json", false, "print the run report as JSON on stdout")
+	f.StringVar(&reportFile, "report-file", "", "also write the run report as JSON to this file, also on failure (default $"+generate.ReportFileEnv+")")
 	return cmd
+}
+
+// runOnce runs one batch of task and reports it to the orchestrator.
+func runOnce(cmd *cobra.Command, file, task string, opts runner.Options) (*runner.Report, error) {
+	if err := required("--task", task); err != nil {
+		return nil, err
+	}
+	opts.Progress, opts.RunID = &routes.Progress{}, globals.runID
+	r, err := loadRunner(file, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	rs := startReporting(cmd.Context(), r, task, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	stop := startProgress(opts.Progress, opts.RunID, globals.progress, cmd.ErrOrStderr())
+	rep, err := r.Once(cmd.Context(), task)
+	stop(err)
+	rs.finish(cmd.Context(), rep, err)
+	return rep, err
 }
 
 // required fails with bad input (exit 2) when a required flag is empty.
@@ -62,12 +81,12 @@ func required(flag, value string) error {
 }
 
 // loadRunner loads the dagfile; a malformed one is bad input (exit 2).
-func loadRunner(file string) (*runner.Runner, error) {
-	return loadRunnerWith(file, runner.Options{})
-}
-
-func loadRunnerWith(file string, opts runner.Options) (*runner.Runner, error) {
-	r, err := runner.Load(file, opts)
+func loadRunner(file string, opts ...runner.Options) (*runner.Runner, error) {
+	var o runner.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	r, err := runner.Load(file, o)
 	if err != nil {
 		return nil, &ExitCodeError{Code: ExitBadInput, Err: err}
 	}

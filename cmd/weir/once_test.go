@@ -134,3 +134,55 @@ tasks:
 		t.Fatalf("once on a locked sink exited %d, want %d", code, ExitTempFail)
 	}
 }
+
+// TestOnceCmd_OnlyTheTaskVariables: a task needs only the variables of the
+// connections it uses (a pod is given only those); another task's unset
+// variable is bad input for that task alone, naming the variable.
+func TestOnceCmd_OnlyTheTaskVariables(t *testing.T) {
+	for _, v := range []string{"WEIR_T17_APP_USER", "WEIR_T17_APP_PASS", "WEIR_T17_TOKEN"} {
+		if _, set := os.LookupEnv(v); set {
+			t.Fatalf("%s is set in the test's environment", v)
+		}
+	}
+	path := writeLake(t)
+	data, _ := os.ReadFile(path)
+	data = bytes.Replace(data, []byte("connections:\n"), []byte("connections:\n  app: postgres://${WEIR_T17_APP_USER}:${WEIR_T17_APP_PASS}@127.0.0.1:1/db\n"), 1)
+	data = append(data, []byte(`  load_app:
+    transfer: {from: app, table: public.t, to: lake, dest_table: bronze.app}
+  events:
+    stream: {source: "sse://127.0.0.1:1/e?token=${WEIR_T17_TOKEN}", sink: lake:bronze.events, materialization: merge, key: id}
+`)...)
+	os.WriteFile(path, data, 0o644)
+	tests := []struct {
+		args []string
+		code int
+		want []string // in the error
+	}{
+		{[]string{"once", "--task", "bronze"}, ExitOK, nil},
+		{[]string{"once", "--task", "silver"}, ExitOK, nil},
+		{[]string{"run", "--once", "--task", "bronze,silver"}, ExitOK, nil},
+		{[]string{"status", "--task", "silver"}, ExitOK, nil},
+		{[]string{"reset", "--task", "silver", "--to", "earliest"}, ExitOK, nil},
+		{[]string{"once", "--task", "load_app"}, ExitBadInput, []string{"WEIR_T17_APP_USER is not set", "WEIR_T17_APP_PASS is not set"}},
+		{[]string{"once", "--task", "events"}, ExitBadInput, []string{"WEIR_T17_TOKEN is not set"}},
+		{[]string{"run", "--once"}, ExitBadInput, []string{"WEIR_T17_APP_USER", "WEIR_T17_TOKEN"}},
+		{[]string{"run", "--once", "--task", "silver,load_app"}, ExitBadInput, []string{"WEIR_T17_APP_USER"}},
+	}
+	for _, tt := range tests {
+		root := newRoot()
+		root.SetArgs(append(tt.args, "-f", path))
+		root.SetOut(new(bytes.Buffer))
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err := root.ExecuteContext(ctx)
+		cancel()
+		if code := exitCode(err); code != tt.code {
+			t.Errorf("weir %v: exit %d (%v), want %d", tt.args, code, err, tt.code)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("weir %v: error %q does not say %q", tt.args, err, w)
+			}
+		}
+	}
+}

@@ -42,7 +42,7 @@ exactly, to read less. Rows come in no particular order.`,
 			}
 			opts.Columns = splitList(columns)
 			rep, err := readTo(cmd, args[0], table, to, opts)
-			return finishRead(rep, err, asJSON, to)
+			return finishRead(cmd, rep, err, asJSON, to)
 		},
 	}
 	f := cmd.Flags()
@@ -111,13 +111,15 @@ func readToFile(cmd *cobra.Command, src, table, to, format string, opts weir.Rea
 	return rep, err
 }
 
-func finishRead(rep *weir.ReadReport, err error, asJSON bool, to string) error {
+// finishRead prints the report: on the command's output, or its error
+// output when the rows go to stdout.
+func finishRead(cmd *cobra.Command, rep *weir.ReadReport, err error, asJSON bool, to string) error {
 	if rep == nil {
 		return err
 	}
-	out := os.Stdout
+	out := cmd.OutOrStdout()
 	if to == "-" {
-		out = os.Stderr
+		out = cmd.ErrOrStderr()
 	}
 	switch {
 	case asJSON:

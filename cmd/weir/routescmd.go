@@ -20,10 +20,10 @@ func newRoutesCmd() *cobra.Command {
 		Use:   "routes",
 		Short: "Print the routes matrix: which source → destination pairs work",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(weir.Matrix())
-			}
 			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(weir.Matrix())
+			}
 			fmt.Fprintf(out, "table schemes (transfer, dagfile connections): %s\n", strings.Join(routes.Schemes(), " "))
 			fmt.Fprintf(out, "stream schemes (dagfile stream tasks): %s\n\n", strings.Join(routes.StreamSchemes(), " "))
 			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)

@@ -19,6 +19,7 @@ func newRunCmd() *cobra.Command {
 	var tasks []string
 	var once, asJSON bool
 	var interval time.Duration
+	var walWarn slotWALWarn
 	cmd := &cobra.Command{
 		Use:   "run -f weir.yaml [--task T…] [--once] [--interval 1m]",
 		Short: "Run the DAG's tasks in dependency order, in a loop (or once)",
@@ -29,7 +30,7 @@ skipped for that pass. With --once the exit code is that of the failures
 (75 when only locks failed, 2 for bad input, 1 otherwise).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := loadRunner(file)
+			r, err := loadRunner(file, runner.Options{SlotWALWarn: int64(walWarn)})
 			if err != nil {
 				return err
 			}
@@ -46,6 +47,7 @@ skipped for that pass. With --once the exit code is that of the failures
 		},
 	}
 	f := cmd.Flags()
+	addSlotWALWarn(f, &walWarn)
 	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringSliceVar(&tasks, "task", nil, "tasks to run (names, tag:NAME, kind:KIND; default: all)")
 	f.BoolVar(&once, "once", false, "one pass over the tasks, then exit")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -17,6 +18,7 @@ func newStatusCmd() *cobra.Command {
 	var file string
 	var tasks []string
 	var asJSON bool
+	var walWarn slotWALWarn
 	cmd := &cobra.Command{
 		Use:   "status -f weir.yaml [--json]",
 		Short: "Show each task's committed position, its sources' head and the lag",
@@ -26,12 +28,13 @@ offsets for integer cursors and Iceberg snapshots, seconds for time cursors,
 the table's row estimate before a first commit. A log_based task's lag is
 the bytes of WAL or binlog from its committed position to the log's end;
 below the table, its PostgreSQL slot's retained WAL, confirmed position and
-wal_status. It changes nothing. It exits 1 when a task could not be
-inspected, or when a log_based task's slot or binlog file is gone (its row
-says why and how to re-bootstrap).`,
+wal_status. It changes nothing. It exits 2 when a task's connection is
+refused as bad input (credentials, an unknown database or URL parameter),
+1 when a task could not be inspected otherwise, or when a log_based task's
+slot or binlog file is gone (its row says why and how to re-bootstrap).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := loadRunner(file)
+			r, err := loadRunner(file, runner.Options{SlotWALWarn: int64(walWarn)})
 			if err != nil {
 				return err
 			}
@@ -44,6 +47,7 @@ says why and how to re-bootstrap).`,
 		},
 	}
 	f := cmd.Flags()
+	addSlotWALWarn(f, &walWarn)
 	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringSliceVar(&tasks, "task", nil, "tasks to show (names, tag:NAME, kind:KIND; default: all)")
 	f.BoolVar(&asJSON, "json", false, "print the statuses as JSON")
@@ -60,13 +64,24 @@ func printStatus(w io.Writer, sts []runner.TaskStatus, asJSON bool) error {
 	} else {
 		statusTable(w, sts)
 	}
+	var errs []error
 	for _, st := range sts {
 		if st.Error != "" {
-			return fmt.Errorf("status of %s: %s", st.Task, st.Error)
+			errs = append(errs, &statusError{task: st.Task, msg: st.Error, err: st.Err})
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
+
+// statusError is a task's status error: its redacted text, and the error
+// behind it for the exit code (bad input exits 2).
+type statusError struct {
+	task, msg string
+	err       error
+}
+
+func (e *statusError) Error() string { return "status of " + e.task + ": " + e.msg }
+func (e *statusError) Unwrap() error { return e.err }
 
 func statusTable(w io.Writer, sts []runner.TaskStatus) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -86,6 +101,9 @@ func statusTable(w io.Writer, sts []runner.TaskStatus) {
 		if l := st.Log; l != nil && l.Slot != "" && !l.Lost && l.WALStatus != "" {
 			fmt.Fprintf(w, "%s: slot %s (wal_status %s) retains %s of WAL; confirmed %s, %s behind the WAL end\n",
 				st.Task, l.Slot, l.WALStatus, bytesText(l.Retained), orDash(l.Confirmed), bytesText(l.ConfirmedBehind))
+			if l.Warning != "" {
+				fmt.Fprintf(w, "%s: warning: %s\n", st.Task, l.Warning)
+			}
 		}
 	}
 }

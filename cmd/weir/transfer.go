@@ -18,6 +18,7 @@ func init() { commands = append(commands, newTransferCmd) }
 func newTransferCmd() *cobra.Command {
 	var opts weir.TransferOptions
 	var table, tables, mode, key string
+	var walWarn slotWALWarn
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "transfer SRC DST --table schema.table",
@@ -38,6 +39,7 @@ func newTransferCmd() *cobra.Command {
 				// (bench/README.md, Batch CDC).
 				limitMemory(opts.Parallel, opts.ChunkBytes)
 			}
+			opts.SlotWALWarn = int64(walWarn)
 			opts.RunID = globals.runID
 			stop := startProgress(opts.Progress, opts.RunID, globals.progress, cmd.ErrOrStderr())
 			rep, err := weir.Transfer(cmd.Context(), args[0], args[1], opts)
@@ -56,6 +58,7 @@ func newTransferCmd() *cobra.Command {
 	f.StringVar(&key, "primary-key", "", "merge key columns, comma-separated (default: the source's primary key)")
 	f.IntVar(&opts.Parallel, "parallel", 0, "pipes (default: fit to CPUs and the memory cap)")
 	f.IntVar(&opts.ChunkBytes, "chunk-bytes", 0, "bytes each pipe buffers (default 4 MiB, thinned under a memory cap)")
+	addSlotWALWarn(f, &walWarn)
 	f.BoolVar(&opts.Changelog, "changelog", false, "log_based: append every change (with _weir_op, _weir_lsn, …) and a <table>__current view instead of a replica")
 	f.BoolVar(&opts.NoPassthrough, "no-passthrough", false, "decode through Arrow even when both ends speak one wire format")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON on stdout")
@@ -100,6 +103,12 @@ func printSummary(rep *weir.Report) {
 		default:
 			fmt.Fprintf(os.Stderr, "log_based: %d changes → %d upserts, %d deletes, %d truncates; %s → %s\n",
 				c.Changes, c.Upserts, c.Deletes, c.Truncates, c.From, c.To)
+		}
+		if c.SlotRetained > 0 {
+			fmt.Fprintf(os.Stderr, "log_based: the replication slot retains %s of WAL\n", humanBytes(c.SlotRetained))
+		}
+		for _, w := range c.Warnings {
+			fmt.Fprintln(os.Stderr, "warning:", w)
 		}
 	}
 	for _, t := range rep.Tables {

@@ -19,7 +19,9 @@ import (
 // Scheme is the URL scheme of this route.
 const Scheme = "bigquery"
 
-func init() { routes.Register(Scheme, open) }
+func init() {
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Destination: true, Modes: []routes.Mode{routes.ModeAppend, routes.ModeMerge}}, open)
+}
 
 // Endpoint is a BigQuery project and default dataset as a destination. It
 // answers Probe and MaxCursor so an append run can resume from the rows a

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/redact"
 )
 
 // Defaults of the URL options.
@@ -60,7 +61,7 @@ func parseConfig(u *routes.URL) (config, error) {
 	for k, vs := range raw.Query() {
 		v := vs[len(vs)-1]
 		if err := c.set(k, v); err != nil {
-			return c, routes.BadInput("bigquery URL option %s=%q: %v", k, routes.Redact(v), err)
+			return c, routes.BadInput("bigquery URL option %s=%q: %v", k, redact.Param(k, routes.Redact(v)), err)
 		}
 	}
 	return c, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -173,6 +174,16 @@ func cellText(v any, typ string, o Options) (s string, null bool, err error) {
 	case nil:
 		return "", true, nil
 	case string:
+		if err := dateTextRange(x, inner, o); err != nil {
+			return "", false, err
+		}
+		if inner == "Float64" {
+			// ClickHouse's text parser reads a subnormal double (5e-324) as
+			// 0; the bulk route's binary insert keeps it
+			if f, err := strconv.ParseFloat(x, 64); err == nil && f != 0 && math.Abs(f) < 0x1p-1022 {
+				return "", false, fmt.Errorf("float %s is subnormal, which ClickHouse reads from text as 0", x)
+			}
+		}
 		if strings.HasPrefix(inner, "DateTime") && !strings.HasPrefix(inner, "DateTime64") {
 			return wholeSeconds(x, o)
 		}
@@ -199,6 +210,53 @@ func cellText(v any, typ string, o Options) (s string, null bool, err error) {
 		return "", true, nil
 	}
 	return fmt.Sprint(v), false, nil
+}
+
+// dateTextRange holds a date or timestamp text (the source's own: pgoutput's,
+// or the binlog's) for a Date, Date32 or DateTime column to the bulk
+// route's ranges: ClickHouse's parser wraps a date outside them
+// (1000-01-01 became 1970-01-01) where the bulk encoders refuse it.
+// Text it cannot read as a date (infinity, a BC date, a year past 9999)
+// has no value there either.
+func dateTextRange(s, typ string, o Options) error {
+	isDate := typ == "Date" || strings.HasPrefix(typ, "Date32")
+	if !isDate && (!strings.HasPrefix(typ, "DateTime") || strings.HasPrefix(typ, "DateTime64")) {
+		return nil
+	}
+	if s == "infinity" || s == "-infinity" {
+		return infinityErr(s, typ)
+	}
+	t, ok := parseDateText(s)
+	if !ok {
+		return fmt.Errorf("%q has no ClickHouse %s value", s, typ)
+	}
+	if isDate {
+		d := floorDiv(t.Unix(), 86400)
+		lo, hi, name := int64(0), limit(o.maxDate, maxDate), "Date"
+		if strings.HasPrefix(typ, "Date32") {
+			lo, hi, name = minDate32, maxDate32, "Date32"
+		}
+		if d < lo || d > hi {
+			day := func(d int64) string { return time.Unix(d*86400, 0).UTC().Format(time.DateOnly) }
+			return fmt.Errorf("date %s is outside the ClickHouse %s range (%s to %s)", s, name, day(lo), day(hi))
+		}
+		return nil
+	}
+	if max := limit(o.maxDateTime, math.MaxUint32); t.Unix() < 0 || t.Unix() > max {
+		return fmt.Errorf("timestamp %s is outside the range of this server's DateTime (1970-01-01 00:00:00 to %s)", s, time.Unix(max, 0).UTC().Format(time.DateTime))
+	}
+	return nil
+}
+
+// parseDateText reads "2006-01-02", with a time of day and fraction, and
+// a zone offset as PostgreSQL prints it ("+00", "+05:30").
+func parseDateText(s string) (time.Time, bool) {
+	for _, layout := range []string{time.DateOnly, "2006-01-02 15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07", "2006-01-02 15:04:05.999999999Z07:00"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // timeText renders a time for a Date, DateTime or DateTime64 column.

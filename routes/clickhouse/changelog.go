@@ -97,6 +97,21 @@ func (e *Endpoint) ensureLog(ctx context.Context, t *cdc.Table) error {
 	} else if err := e.createLog(ctx, t, dest); err != nil {
 		return err
 	}
+	// CREATE VIEW IF NOT EXISTS would silently keep a user's table or view
+	// of that name: one that is not a view over this log is refused.
+	view := cdc.CurrentView(dest, routes.Unlimited)
+	q := fmt.Sprintf("SELECT engine, create_table_query FROM system.tables WHERE database = %s AND name = %s",
+		quoteLiteral(view.Schema), quoteLiteral(view.Name))
+	row, found, err := queryRow(ctx, e.conn, q)
+	if err != nil {
+		return fmt.Errorf("changelog %s: view: %w", dest, err)
+	}
+	if found {
+		if row[0] != "View" || !strings.Contains(row[1], cdc.ColLSN) {
+			return routes.Occupied(view, "the current-state view of changelog "+dest.String())
+		}
+		return nil
+	}
 	return e.conn.exec(ctx, currentViewSQL(t, dest))
 }
 
@@ -121,7 +136,7 @@ func (e *Endpoint) createLog(ctx context.Context, t *cdc.Table, dest routes.Tabl
 // last barrier (a T or B op; none: the whole log) by LIMIT 1 BY, unless
 // it is a delete.
 func currentViewSQL(t *cdc.Table, log routes.TableRef) string {
-	view := routes.TableRef{Schema: log.Schema, Name: log.Name + cdc.CurrentSuffix}
+	view := cdc.CurrentView(log, routes.Unlimited)
 	keys := make([]string, len(t.Key))
 	for i, k := range t.KeyNames() {
 		keys[i] = quoteIdent(k)

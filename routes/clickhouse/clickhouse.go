@@ -24,10 +24,13 @@ const (
 // NativeFormat names the ClickHouse Native format stream a source relays.
 const NativeFormat = "clickhouse/native"
 
+// modes are the destination modes besides replace (routes.SchemeInfo).
+var modes = []routes.Mode{routes.ModeAppend, routes.ModeMerge}
+
 func init() {
-	routes.Register(Scheme, open)
-	routes.Register(SchemeHTTP, open)
-	routes.Register(SchemeHTTPS, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: SchemeHTTP, Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: SchemeHTTPS, Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
 }
 
 // Endpoint is a ClickHouse database as a source and a destination.

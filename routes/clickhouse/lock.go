@@ -2,8 +2,6 @@ package clickhouse
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -30,11 +28,10 @@ const (
 )
 
 // weirName builds prefix+table(+_run), shortening long table names with a
-// hash so the name stays a valid file name on the server.
+// hash (routes.SideName) so the name stays a valid file name on the server.
 func weirName(prefix, table, runID string) string {
 	if len(table) > 160 {
-		h := sha1.Sum([]byte(table))
-		table = table[:150] + "_" + hex.EncodeToString(h[:4])
+		table = routes.SideName("", table, "", routes.Bytes(160))
 	}
 	if runID == "" {
 		return prefix + table

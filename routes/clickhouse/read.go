@@ -12,12 +12,35 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/where"
 )
 
 // Read opens one pipe over a range, started lazily by the first Next
 // (Native blocks decoded into Arrow) or, when the HTTP interface answers,
 // WriteTo (the Native bytes of SELECT … FORMAT Native, untouched).
 func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOptions) (routes.Stream, error) {
+	return e.read(ctx, r, opts, "")
+}
+
+// dialect renders a filter (weir read --where) in this engine's SQL.
+var dialect = where.Dialect{QuoteIdent: quoteIdent, QuoteString: quoteLiteral, IntegerLiterals: true}
+
+var _ where.Pushdown = (*Endpoint)(nil)
+
+// PushDown is the SQL condition ReadWhere adds for x ("" when none).
+func (e *Endpoint) PushDown(x where.Expr, schema *arrow.Schema) string {
+	cond, _ := where.SQL(x, schema, dialect)
+	return cond
+}
+
+// ReadWhere is Read with the pushable part of x ANDed to the range's own
+// condition, so the server sends only the rows it keeps (or a superset).
+func (e *Endpoint) ReadWhere(ctx context.Context, r routes.Range, opts routes.ReadOptions, x where.Expr) (routes.Stream, error) {
+	return e.read(ctx, r, opts, e.PushDown(x, r.Table.Schema()))
+}
+
+// read opens a pipe over r whose WHERE clause also holds cond, when set.
+func (e *Endpoint) read(ctx context.Context, r routes.Range, opts routes.ReadOptions, cond string) (routes.Stream, error) {
 	cols := selectColumns(r.Table, opts.Columns)
 	if len(cols) == 0 {
 		return nil, routes.BadInput("%s: no columns selected", r.Table.Ref)
@@ -25,6 +48,9 @@ func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOpt
 	where, err := whereClause(r, opts)
 	if err != nil {
 		return nil, err
+	}
+	if cond != "" {
+		where += " AND " + cond
 	}
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator

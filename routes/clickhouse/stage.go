@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/weirhq/weir/routes"
@@ -87,6 +89,14 @@ func (st *stage) setup(ctx context.Context, dead *holder) error {
 	exists, err := st.e.tableExists(ctx, st.dest)
 	if err != nil {
 		return err
+	}
+	if exists && st.opts.Fresh {
+		return routes.Occupied(st.dest, "a table of its own")
+	}
+	if exists && st.opts.Mode != routes.ModeReplace {
+		if err := st.checkDrift(ctx); err != nil {
+			return err
+		}
 	}
 	keep := exists && st.opts.Mode == routes.ModeReplace
 	if keep {
@@ -201,4 +211,43 @@ func (st *stage) Abort(ctx context.Context) error {
 	st.done = true
 	err := st.e.dropTable(ctx, st.table)
 	return errors.Join(err, st.lease.release(ctx))
+}
+
+var chDecimalRE = regexp.MustCompile(`Decimal\((\d+), (\d+)\)`)
+
+// checkDrift refuses an append or merge whose source decimal no longer
+// fits the destination's (its scale or integer digits grew since the
+// table was made): the staging table is made AS the destination, so the
+// insert would round. ClickHouse cannot widen in the commit's step (ALTER
+// … MODIFY COLUMN is a mutation), so the user decides.
+func (st *stage) checkDrift(ctx context.Context) error {
+	types, err := st.e.columnTypes(ctx, st.dest)
+	if err != nil {
+		return err
+	}
+	for _, c := range st.info.Columns {
+		want := destType(c, st.info.Scheme, st.e.feat)
+		have, ok := types[c.Name]
+		sm, dm := chDecimalRE.FindStringSubmatch(want), chDecimalRE.FindStringSubmatch(have)
+		if !ok || sm == nil || dm == nil {
+			continue
+		}
+		sp, ss, _ := atoiPair(sm[1], sm[2])
+		dp, ds, _ := atoiPair(dm[1], dm[2])
+		if dp-ds < sp-ss || ds < ss {
+			return &routes.ProbeError{Table: st.dest.String(), Column: c.Name,
+				Problem: fmt.Sprintf("the source's values need %s and the destination's column is %s: they would be rounded", chDecimalRE.FindString(want), chDecimalRE.FindString(have)),
+				Hint:    fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s, or run --mode replace", ident(st.dest), quoteIdent(c.Name), want)}
+		}
+	}
+	return nil
+}
+
+func atoiPair(a, b string) (int, int, error) {
+	x, err := strconv.Atoi(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	y, err := strconv.Atoi(b)
+	return x, y, err
 }

@@ -152,6 +152,9 @@ func (c timeConv) bind(arr arrow.Array, get func(int) int64) valueFunc {
 }
 
 func (c timeConv) convert(v int64) (int64, error) {
+	if v == math.MaxInt64 || v == math.MinInt64 { // PostgreSQL's ±infinity (the postgres route's sentinels)
+		return 0, infinityErr(pick(v > 0, "infinity", "-infinity"), c.target())
+	}
 	out := v
 	switch {
 	case c.to > c.from:
@@ -184,4 +187,10 @@ func (c timeConv) target() string {
 func (c timeConv) text(v int64) string {
 	m := pow10(c.from)
 	return time.Unix(floorDiv(v, m), (v-floorDiv(v, m)*m)*pow10(9-c.from)).UTC().Format("2006-01-02 15:04:05.999999999")
+}
+
+// infinityErr refuses an infinite timestamp or date: ClickHouse has none,
+// and no truncation or range option makes one fit.
+func infinityErr(text, typ string) error {
+	return fmt.Errorf("timestamp %s has no ClickHouse %s value (ClickHouse has no infinite dates): replace it at the source, e.g. a view with NULLIF(col, '%[1]s')", text, typ)
 }

@@ -156,9 +156,11 @@ func floatOf(v any) (float64, error) {
 		return x, nil
 	case float32:
 		return float64(x), nil
-	}
-	if n, err := intOf(v); err == nil {
-		return float64(n), nil
+	case string, []byte: // text: ParseFloat keeps "-0" negative, which an integer parse does not
+	default:
+		if n, err := intOf(v); err == nil {
+			return float64(n), nil
+		}
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(textOf(v)), 64)
 	if err != nil {

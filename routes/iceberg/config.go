@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,9 @@ type config struct {
 // s3.endpoint, s3.region, rest credentials and the like.
 var passthroughPrefixes = []string{"s3.", "client.", "rest.", "io-impl", "credential", "token", "prefix", "scope", "oauth2-server-uri"}
 
+// knownParams are the query parameters weir reads itself.
+var knownParams = []string{"catalog", "uri", "warehouse", "snapshot", "lease", "endpoint", "region", "path_style", "tls"}
+
 // parseConfig reads an Iceberg URL:
 //
 //	iceberg://?catalog=sql&uri=sqlite:///path/catalog.db&warehouse=file:///path
@@ -40,21 +44,25 @@ func parseConfig(u *routes.URL) (*config, error) {
 	q := u.URL().Query()
 	c := &config{catalog: q.Get("catalog"), warehouse: q.Get("warehouse"), props: map[string]string{}, lease: DefaultLeaseTTL}
 	for k, vs := range q {
-		if hasAnyPrefix(k, passthroughPrefixes) {
+		switch {
+		case hasAnyPrefix(k, passthroughPrefixes):
 			c.props[k] = vs[0]
+		case !slices.Contains(knownParams, k):
+			return nil, routes.BadInput("iceberg URL %s: unknown parameter %q (known: %s, and catalog properties starting %s)",
+				u, k, strings.Join(knownParams, ", "), strings.Join(passthroughPrefixes, ", "))
 		}
 	}
 	if s := q.Get("snapshot"); s != "" {
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, routes.BadInput("iceberg URL %s: snapshot=%q is not a snapshot id", safeURL(u), s)
+			return nil, routes.BadInput("iceberg URL %s: snapshot=%q is not a snapshot id", u, s)
 		}
 		c.snapshot = id
 	}
 	if v := q.Get("lease"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Second {
-			return nil, routes.BadInput("iceberg URL %s: lease=%q: want a duration of at least 1s, like 90s", safeURL(u), v)
+			return nil, routes.BadInput("iceberg URL %s: lease=%q: want a duration of at least 1s, like 90s", u, v)
 		}
 		c.lease = d
 	}
@@ -84,7 +92,7 @@ func (c *config) objectStore(u *routes.URL, q url.Values) error {
 	if v := q.Get("path_style"); v != "" {
 		ps, err := strconv.ParseBool(v)
 		if err != nil {
-			return routes.BadInput("iceberg URL %s: path_style=%q is not true or false", safeURL(u), v)
+			return routes.BadInput("iceberg URL %s: path_style=%q is not true or false", u, v)
 		}
 		setDefault(icebergio.S3ForceVirtualAddressing, strconv.FormatBool(!ps))
 	}
@@ -93,7 +101,7 @@ func (c *config) objectStore(u *routes.URL, q url.Values) error {
 	}
 	w, err := url.Parse(c.warehouse)
 	if err != nil || w.Host == "" {
-		return routes.BadInput("iceberg URL %s: warehouse %s is not s3://bucket/prefix", safeURL(u), routes.Redact(c.warehouse))
+		return routes.BadInput("iceberg URL %s: warehouse %s is not s3://bucket/prefix", u, routes.Redact(c.warehouse))
 	}
 	if pw, ok := w.User.Password(); ok {
 		setDefault(icebergio.S3AccessKeyID, w.User.Username())
@@ -115,27 +123,6 @@ func isS3(location string) bool {
 	return hasAnyPrefix(location, []string{"s3://", "s3a://", "s3n://"})
 }
 
-// safeURL prints an Iceberg URL without the secrets nested in it: the
-// password of the catalog database (uri=), the secret of an s3://
-// warehouse (warehouse=), and the s3.secret-access-key=, s3.session-token=,
-// credential= and token= parameters.
-func safeURL(u *routes.URL) string {
-	raw := u.URL()
-	q := raw.Query()
-	for _, k := range []string{"uri", "warehouse"} {
-		if inner, err := url.Parse(q.Get(k)); err == nil && inner.User != nil {
-			q.Set(k, inner.Redacted())
-		}
-	}
-	for _, k := range []string{icebergio.S3SecretAccessKey, icebergio.S3SessionToken, "credential", "token"} {
-		if q.Has(k) {
-			q.Set(k, "xxxxx")
-		}
-	}
-	raw.RawQuery = q.Encode()
-	return routes.Redact(raw.Redacted())
-}
-
 func hasAnyPrefix(s string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {
@@ -152,7 +139,7 @@ func (c *config) rest(u *routes.URL) (*config, error) {
 		scheme = "https"
 	}
 	if raw.Host == "" {
-		return nil, routes.BadInput("iceberg URL %s: a REST catalog needs a host (iceberg+rest://host:8181/)", safeURL(u))
+		return nil, routes.BadInput("iceberg URL %s: a REST catalog needs a host (iceberg+rest://host:8181/)", u)
 	}
 	c.catalog = "rest"
 	endpoint := url.URL{Scheme: scheme, Host: raw.Host, Path: raw.Path, User: raw.User}
@@ -167,7 +154,7 @@ func (c *config) sql(u *routes.URL, uri string) (*config, error) {
 		c.catalog = "sql"
 	}
 	if c.catalog != "sql" {
-		return nil, routes.BadInput("iceberg URL %s: catalog=%s is not supported (use catalog=sql, or iceberg+rest:// for a REST catalog)", safeURL(u), c.catalog)
+		return nil, routes.BadInput("iceberg URL %s: catalog=%s is not supported (use catalog=sql, or iceberg+rest:// for a REST catalog)", u, c.catalog)
 	}
 	switch {
 	case strings.HasPrefix(uri, "sqlite:"):
@@ -178,14 +165,14 @@ func (c *config) sql(u *routes.URL, uri string) (*config, error) {
 	case strings.HasPrefix(uri, "postgres://"), strings.HasPrefix(uri, "postgresql://"):
 		c.dialect, c.uri = "postgres", uri
 	default:
-		return nil, routes.BadInput("iceberg URL %s: uri=%q must be sqlite:///path/catalog.db or postgres://… (percent-encode & inside it)", safeURL(u), routes.Redact(uri))
+		return nil, routes.BadInput("iceberg URL %s: uri=%q must be sqlite:///path/catalog.db or postgres://… (percent-encode & inside it)", u, routes.Redact(uri))
 	}
 	if c.warehouse == "" {
-		return nil, routes.BadInput("iceberg URL %s: warehouse= is required with a %s catalog (file:///path or s3://bucket/prefix)", safeURL(u), c.dialect)
+		return nil, routes.BadInput("iceberg URL %s: warehouse= is required with a %s catalog (file:///path or s3://bucket/prefix)", u, c.dialect)
 	}
 	c.warehouse = normalizeWarehouse(c.warehouse)
 	if !strings.HasPrefix(c.warehouse, "file://") && !isS3(c.warehouse) {
-		return nil, routes.BadInput("iceberg URL %s: warehouse %s: only file:// and s3:// warehouses are linked into weir", safeURL(u), routes.Redact(c.warehouse))
+		return nil, routes.BadInput("iceberg URL %s: warehouse %s: only file:// and s3:// warehouses are linked into weir", u, routes.Redact(c.warehouse))
 	}
 	c.identity = "iceberg://?catalog=sql&uri=" + redactedURI(c) + "&warehouse=" + c.warehouse
 	return c, nil

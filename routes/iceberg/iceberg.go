@@ -33,9 +33,12 @@ const DefaultNamespace = "default"
 // catalogName is the catalog_name the SQL catalog stores on its rows.
 const catalogName = "weir"
 
+// modes are the destination modes besides replace (routes.SchemeInfo).
+var modes = []routes.Mode{routes.ModeAppend, routes.ModeMerge}
+
 func init() {
-	routes.Register(Scheme, open)
-	routes.Register(RESTScheme, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: RESTScheme, Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
 }
 
 // Endpoint is one Iceberg catalog as a source and a destination.

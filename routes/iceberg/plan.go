@@ -56,7 +56,7 @@ func (e *Endpoint) Plan(ctx context.Context, info *routes.TableInfo, opts routes
 	if err != nil || snap == nil {
 		return []routes.Range{{Table: info, Count: 1, Predicate: rangeSpec{}.encode(), Label: "no snapshot"}}, err
 	}
-	scan, err := newScan(tbl, snap, info, 0, nil, opts.Cursor, opts.After, "")
+	scan, err := newScan(tbl, snap, info, 0, nil, nil, opts.Cursor, opts.After, "")
 	if err != nil {
 		return nil, err
 	}

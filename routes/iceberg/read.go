@@ -9,29 +9,35 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/weirhq/weir/routes"
 )
 
-// newScan scans snap with a projection and, for a column cursor, the
-// After < cursor <= Until filter (applied to rows, not only to files).
-func newScan(tbl *table.Table, snap *table.Snapshot, info *routes.TableInfo, chunk int, cols []string, cursor, after, until string) (*table.Scan, error) {
+// newScan scans snap with a projection, the filter when set and, for a
+// column cursor, the After < cursor <= Until filter (applied to rows, not
+// only to files).
+func newScan(tbl *table.Table, snap *table.Snapshot, info *routes.TableInfo, chunk int, cols []string, filter iceberg.BooleanExpression, cursor, after, until string) (*table.Scan, error) {
 	opts := []table.ScanOption{table.WithSnapshotID(snap.SnapshotID), table.WithArrowBatchSize(batchRows(info, chunk))}
 	if len(cols) > 0 {
 		opts = append(opts, table.WithSelectedFields(cols...))
+	}
+	if filter == nil {
+		filter = iceberg.AlwaysTrue{}
 	}
 	if cursor != "" && cursor != SnapshotCursor && (after != "" || until != "") {
 		f, ok := schemaOf(tbl, snap).FindFieldByName(cursor)
 		if !ok {
 			return nil, &routes.ProbeError{Table: info.Ref.String(), Column: cursor, Problem: "cursor column does not exist"}
 		}
-		filter, err := cursorFilter(cursor, f.Type, after, until)
+		bounds, err := cursorFilter(cursor, f.Type, after, until)
 		if err != nil {
 			return nil, &routes.ProbeError{Table: info.Ref.String(), Column: cursor, Problem: err.Error()}
 		}
-		opts = append(opts, table.WithRowFilter(filter))
+		filter = iceberg.NewAnd(filter, bounds)
 	}
+	opts = append(opts, table.WithRowFilter(filter))
 	return tbl.Scan(opts...), nil
 }
 
@@ -46,6 +52,11 @@ func batchRows(info *routes.TableInfo, chunk int) int {
 
 // Read opens one pipe over a range; the scan starts at the first Next.
 func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOptions) (routes.Stream, error) {
+	return e.read(ctx, r, opts, nil)
+}
+
+// read opens a pipe whose scan also applies filter, when set.
+func (e *Endpoint) read(ctx context.Context, r routes.Range, opts routes.ReadOptions, filter iceberg.BooleanExpression) (routes.Stream, error) {
 	cols, err := projection(r.Table, opts.Columns)
 	if err != nil {
 		return nil, err
@@ -53,7 +64,7 @@ func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOpt
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
-	s := &stream{ctx: ctx, e: e, r: r, opts: opts, schema: (&routes.TableInfo{Columns: cols, Scheme: Scheme}).Schema()}
+	s := &stream{ctx: ctx, e: e, r: r, opts: opts, filter: filter, schema: (&routes.TableInfo{Columns: cols, Scheme: Scheme}).Schema()}
 	s.refs.Store(1)
 	return s, nil
 }
@@ -79,6 +90,7 @@ type stream struct {
 	e      *Endpoint
 	r      routes.Range
 	opts   routes.ReadOptions
+	filter iceberg.BooleanExpression // weir read --where's pushed part; nil: none
 	schema *arrow.Schema
 
 	refs, rows, bytes atomic.Int64
@@ -171,7 +183,7 @@ func (s *stream) open() error {
 	if spec.Added {
 		cursor = ""
 	}
-	scan, err := newScan(tbl, snap, s.r.Table, s.opts.ChunkBytes, s.opts.Columns, cursor, s.opts.After, s.opts.Until)
+	scan, err := newScan(tbl, snap, s.r.Table, s.opts.ChunkBytes, s.opts.Columns, s.filter, cursor, s.opts.After, s.opts.Until)
 	if err != nil {
 		return err
 	}

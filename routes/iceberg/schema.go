@@ -9,16 +9,21 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// newColumn is a source column the destination table does not have yet.
+// newColumn is a source column the destination table does not have yet,
+// or (widen) one whose type grew on the source to typ, a type Iceberg
+// promotes the table's to (int → long, float → double, a decimal of more
+// precision and the same scale).
 type newColumn struct {
-	name string
-	typ  iceberg.Type
+	name  string
+	typ   iceberg.Type
+	widen bool
 }
 
 // schemaChanges compares the source's columns with the table's schema.
 // Columns only the source has are returned, to be added (schema
-// evolution); a table column the source lacks, or a column whose type
-// changed beyond Iceberg's safe promotions, is a ProbeError naming it.
+// evolution), and columns whose type grew within Iceberg's promotions, to
+// be widened; a table column the source lacks, or a column whose type
+// changed otherwise, is a ProbeError naming it.
 func schemaChanges(dest routes.TableRef, info *routes.TableInfo, sc *iceberg.Schema) ([]newColumn, error) {
 	var added []newColumn
 	for _, c := range info.Columns {
@@ -32,9 +37,13 @@ func schemaChanges(dest routes.TableRef, info *routes.TableInfo, sc *iceberg.Sch
 			continue
 		}
 		if !promotable(typ, f.Type) {
+			if widens(f.Type, typ) {
+				added = append(added, newColumn{name: c.Name, typ: typ, widen: true})
+				continue
+			}
 			return nil, &routes.ProbeError{Table: dest.String(), Column: c.Name,
 				Problem: fmt.Sprintf("type changed: the source's %s (Iceberg %s) does not fit the table's %s", c.Type, typ, f.Type),
-				Hint:    "weir only adds columns; change the table's column type with an engine that supports it (Spark, PyIceberg), or write to a new table"}
+				Hint:    "weir only adds columns and makes Iceberg's promotions (int → long, float → double, decimal precision); change the table's column type with an engine that supports it (Spark, PyIceberg), or write to a new table"}
 		}
 	}
 	for _, f := range sc.Fields() {
@@ -74,14 +83,28 @@ func promotable(src, dst iceberg.Type) bool {
 	return false
 }
 
+// widens reports whether the table's type can be promoted to the
+// source's, a wider one: Iceberg schema evolution keeps every value.
+func widens(tableType, src iceberg.Type) bool {
+	switch tableType.(type) {
+	case iceberg.Int32Type, iceberg.Float32Type, iceberg.DecimalType:
+		return !src.Equals(iceberg.PrimitiveTypes.String) && promotable(tableType, src)
+	}
+	return false
+}
+
 // addColumns stages the new columns in tx, as optional columns (rows
-// already in the table have none).
+// already in the table have none), and the widened columns' new types.
 func addColumns(tx *table.Transaction, cols []newColumn) error {
 	if len(cols) == 0 {
 		return nil
 	}
 	u := tx.UpdateSchema(true, false)
 	for _, c := range cols {
+		if c.widen {
+			u.UpdateColumn([]string{c.name}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Val: c.typ, Valid: true}})
+			continue
+		}
 		u.AddColumn([]string{c.name}, c.typ, "", false, nil)
 	}
 	if err := u.Commit(); err != nil {

@@ -87,6 +87,15 @@ type stage struct {
 // lockAndLoad leases the table before anything else (a REST catalog
 // leases through a table property, so its table must exist first).
 func (st *stage) lockAndLoad(ctx context.Context) error {
+	if st.opts.Fresh {
+		// Before ensureTable: the property lock creates the table first.
+		if _, err := st.e.loadTable(ctx, st.dest); !errors.Is(err, routes.ErrNotFound) {
+			if err != nil {
+				return err
+			}
+			return routes.Occupied(st.dest, "a table of its own")
+		}
+	}
 	_, byProperty := st.e.lock.(*propertyLock)
 	if byProperty {
 		if err := st.ensureTable(ctx); err != nil {

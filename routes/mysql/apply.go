@@ -161,6 +161,9 @@ func (e *Endpoint) ensureTables(ctx context.Context, conn *sql.Conn, tables []*c
 		if _, err := conn.ExecContext(ctx, stateDDL(dest.Schema, e.flavor)); err != nil {
 			return fmt.Errorf("create state table for %s: %w", dest, err)
 		}
+		if err := checkStateTable(ctx, conn, dest.Schema); err != nil {
+			return err
+		}
 	}
 	for _, t := range tables {
 		info, key := t.Info, t.KeyNames()
@@ -171,6 +174,9 @@ func (e *Endpoint) ensureTables(ctx context.Context, conn *sql.Conn, tables []*c
 			ident(t.Dest), columnDefs(stagedColumns(info, key), key), e.flavor.binCollation())
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create %s: %w", t.Dest, err)
+		}
+		if err := evolveReplica(ctx, conn, t); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -109,10 +110,11 @@ func (x *logTx) Rollback() {
 }
 
 // AppendBaseline appends the bootstrap's staged rows to the log as 'B'
-// ops, forgets the staged table's own state row and saves the log's state,
-// in one transaction; the staged table is dropped after the commit (DROP
-// TABLE would commit). A staged table left by a crash in between is
-// harmless: the next bootstrap replaces it, an empty one is never read.
+// ops and saves the log's state, in one transaction; the staged table is
+// dropped after the commit (DROP TABLE would commit), and only then its
+// own state row: that row is what tells a later bootstrap the table is
+// weir's (cdc.BootstrapLog), so a staged table left by a crash in between
+// is replaced by the next bootstrap, never refused as a user's.
 func (e *Endpoint) AppendBaseline(ctx context.Context, b cdc.Baseline) error {
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
@@ -139,10 +141,6 @@ func (e *Endpoint) AppendBaseline(ctx context.Context, b cdc.Baseline) error {
 			return fmt.Errorf("append baseline rows: %w", err)
 		}
 	}
-	q := fmt.Sprintf("DELETE FROM %s WHERE dest_table = ?", ident(stateRef(b.Staged.Schema)))
-	if _, err := tx.ExecContext(ctx, q, b.Staged.Name); err != nil {
-		return fmt.Errorf("forget %s: %w", b.Staged, err)
-	}
 	if err := saveState(ctx, tx, t.Dest, b.State); err != nil {
 		return fmt.Errorf("%s: %w", t.Dest, err)
 	}
@@ -151,6 +149,10 @@ func (e *Endpoint) AppendBaseline(ctx context.Context, b cdc.Baseline) error {
 	}
 	if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+ident(b.Staged)); err != nil {
 		return fmt.Errorf("drop %s (the baseline is committed): %w", b.Staged, err)
+	}
+	q := fmt.Sprintf("DELETE FROM %s WHERE dest_table = ?", ident(stateRef(b.Staged.Schema)))
+	if _, err := conn.ExecContext(ctx, q, b.Staged.Name); err != nil {
+		return fmt.Errorf("forget %s (the baseline is committed): %w", b.Staged, err)
 	}
 	return nil
 }
@@ -184,11 +186,24 @@ func (e *Endpoint) ensureLog(ctx context.Context, conn *sql.Conn, t *cdc.Table) 
 	if n == 0 {
 		return routes.BadInput("changelog: %s exists and is not a changelog (no %s column): name another destination table", t.Dest, cdc.ColOp)
 	}
-	// Only when missing: replacing it every run would wait for readers.
-	if e.tableExists(ctx, routes.TableRef{Schema: t.Dest.Schema, Name: t.Dest.Name + cdc.CurrentSuffix}) {
+	// Only when missing: replacing it every run would wait for readers. A
+	// table or view of that name that is not a view over this log is the
+	// user's: refused, never replaced.
+	view := cdc.CurrentView(t.Dest, maxIdent)
+	var kind, def string
+	q = `SELECT t.TABLE_TYPE, COALESCE(v.VIEW_DEFINITION, '') FROM information_schema.TABLES t
+LEFT JOIN information_schema.VIEWS v ON v.TABLE_SCHEMA = t.TABLE_SCHEMA AND v.TABLE_NAME = t.TABLE_NAME
+WHERE t.TABLE_SCHEMA = ? AND t.TABLE_NAME = ?`
+	switch err := conn.QueryRowContext(ctx, q, view.Schema, view.Name).Scan(&kind, &def); {
+	case err == nil:
+		if kind != "VIEW" || !strings.Contains(def, cdc.ColLSN) {
+			return routes.Occupied(view, "the current-state view of changelog "+t.Dest.String())
+		}
 		return nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("changelog %s: view: %w", t.Dest, err)
 	}
-	if _, err := conn.ExecContext(ctx, cdc.CurrentViewSQL(t, quoteIdent)); err != nil {
+	if _, err := conn.ExecContext(ctx, cdc.CurrentViewSQL(t, maxIdent, quoteIdent)); err != nil {
 		return fmt.Errorf("changelog %s: view: %w", t.Dest, err)
 	}
 	return nil

@@ -74,11 +74,14 @@ func (st *stage) commitReplace(ctx context.Context, exists bool, state routes.St
 		return err
 	}
 	// The new table is in place: from here on, the commit has happened.
+	// The comment goes last: until it is cleared it names this run, so a
+	// run that dies here leaves the next one what to drop (dropStale).
 	err := st.inTx(ctx, func(tx *sql.Tx) error { return saveState(ctx, tx, st.dest, state) })
-	if err == nil {
+	dropped := st.exec(ctx, "DROP TABLE IF EXISTS "+ident(old))
+	if err == nil && dropped == nil {
 		err = st.exec(ctx, "ALTER TABLE "+ident(st.dest)+" COMMENT = ''")
 	}
-	st.finish(ctx, old)
+	st.finish(ctx)
 	if err != nil {
 		return fmt.Errorf("rows swapped in; the next run saves the state: %w", err)
 	}
@@ -91,6 +94,9 @@ func (st *stage) commitDelta(ctx context.Context, exists bool, state routes.Stat
 		if err := st.exec(ctx, create, "ALTER TABLE "+ident(st.dest)+" COMMENT = ''"); err != nil {
 			return err
 		}
+	}
+	if err := st.exec(ctx, st.drift...); err != nil {
+		return fmt.Errorf("evolve %s to the source's columns: %w", st.dest, err)
 	}
 	return st.inTx(ctx, func(tx *sql.Tx) error {
 		q := st.insertSQL()

@@ -323,22 +323,11 @@ func (d *decoder) orNull(b array.Builder, err error, appendValue func()) error {
 	return nil
 }
 
-// valueErr names the table, column and value, and for the known data
-// problems says how to read the table anyway.
+// valueErr names the table, column and value (valueErr).
 func (d *decoder) valueErr(i int, v driver.Value, err error) error {
-	c := d.cols[i]
 	shown := fmt.Sprint(v)
 	if bs, ok := v.([]byte); ok {
 		shown = string(bs[:min(len(bs), 40)])
 	}
-	pe := &routes.ProbeError{Table: d.table, Column: c.Name, Problem: fmt.Sprintf("value %q of type %s", shown, c.NativeType), Err: err}
-	switch {
-	case errors.Is(err, errZeroDate):
-		pe.Hint = fmt.Sprintf("MySQL's zero dates have no date value: add ?%s=null to the source URL to read them as NULL, or fix the rows (UPDATE %s SET %s = NULL WHERE %s = '0000-00-00')", ParamZeroDates, d.table, quoteIdent(c.Name), quoteIdent(c.Name))
-	case errors.Is(err, errNotBool):
-		pe.Hint = fmt.Sprintf("tinyint(1) reads as boolean; add ?%s=int to the source URL to read it as a small integer", ParamTinyint1)
-	case errors.Is(err, errTimeRange):
-		pe.Hint = fmt.Sprintf("TIME reads as a time of day; add ?%s=duration to the source URL to read it as a duration (±838:59:59)", ParamTime)
-	}
-	return pe
+	return valueErr(d.table, d.cols[i], shown, err)
 }

@@ -54,8 +54,10 @@ func TestPrepare_Locked(t *testing.T) {
 }
 
 // TestPrepare_DropsStale: a killed run left a staging table (its comment
-// names the destination, no session holds the lock) and a replaced table;
-// the next run drops both and leaves other tables alone.
+// names the destination, no session holds the lock) and a replaced table
+// (the swapped-in destination's comment names the run); the next run drops
+// both and leaves other tables alone, _weir_old_ ones that no mark names
+// included.
 func TestPrepare_DropsStale(t *testing.T) {
 	ctx := routestest.Context(t, time.Minute)
 	src, dst := mysqltest.New(t), mysqltest.New(t)
@@ -66,9 +68,11 @@ func TestPrepare_DropsStale(t *testing.T) {
 	dst.Exec(t, ctx,
 		fmt.Sprintf("CREATE TABLE %s (id INT) COMMENT = %s", dst.Ref(stale), quoteLiteral(stageComment(dest, "dead0001", 999999))),
 		fmt.Sprintf("CREATE TABLE %s (id INT) COMMENT = %s", dst.Ref(other), quoteLiteral(stageComment(ref(dst, "t2"), "dead0002", 999999))),
+		fmt.Sprintf("CREATE TABLE %s (id INT) COMMENT = %s", dst.Ref("t"), quoteLiteral(stageComment(dest, "dead0001", 999999))),
 		fmt.Sprintf("CREATE TABLE %s (id INT)", dst.Ref(oldName("t", "dead0001"))),
+		fmt.Sprintf("CREATE TABLE %s (id INT)", dst.Ref(oldName("t", "backup"))),
 		fmt.Sprintf("CREATE TABLE %s (id INT)", dst.Ref(oldName("t_x", "dead0001"))))
-	if left := dst.Staging(t, ctx, "t"); len(left) != 2 {
+	if left := dst.Staging(t, ctx, "t"); len(left) != 3 {
 		t.Fatalf("setup: %v", left)
 	}
 	stage, err := prepareStage(t, ctx, src, dst, "t", routes.ModeReplace, "live0001")
@@ -77,7 +81,7 @@ func TestPrepare_DropsStale(t *testing.T) {
 	}
 	defer stage.Abort(ctx)
 	tables := strings.Join(slices.Sorted(slices.Values(queryStrings(t, ctx, dst, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", dst.Database))), " ")
-	want := strings.Join(slices.Sorted(slices.Values([]string{oldName("t_x", "dead0001"), stageName("t", "live0001"), other, "_weir_state"})), " ")
+	want := strings.Join(slices.Sorted(slices.Values([]string{"t", oldName("t", "backup"), oldName("t_x", "dead0001"), stageName("t", "live0001"), other, "_weir_state"})), " ")
 	if tables != want {
 		t.Errorf("tables after Prepare:\n got %s\nwant %s", tables, want)
 	}
@@ -111,7 +115,7 @@ func TestAbort_KeepsTable(t *testing.T) {
 func TestStageName_Fits(t *testing.T) {
 	long := strings.Repeat("ü", 60)
 	for _, name := range []string{stageName(long, "12345678"), oldName(long, "12345678"), stageName("short", "12345678")} {
-		if n := len([]rune(name)); n > maxIdent {
+		if n := len([]rune(name)); !maxIdent(name) {
 			t.Errorf("%s: %d characters", name, n)
 		}
 	}

@@ -19,9 +19,12 @@ const Scheme = "mysql"
 // SchemeMariaDB is the alias scheme for MariaDB servers.
 const SchemeMariaDB = "mariadb"
 
+// modes are the destination modes besides replace (routes.SchemeInfo).
+var modes = []routes.Mode{routes.ModeAppend, routes.ModeMerge}
+
 func init() {
-	routes.Register(Scheme, open)
-	routes.Register(SchemeMariaDB, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: SchemeMariaDB, Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
 }
 
 // Endpoint is a MySQL or MariaDB database as a source and a destination.
@@ -77,12 +80,18 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 	return e, nil
 }
 
-// connectErr marks refused credentials (1045, 1044) and an unknown
-// database (1049) as bad input: retrying will not help, fixing the URL will.
+// connectErr marks refused credentials (1045, 1044), an unknown database
+// (1049) and refused URL parameters as bad input: retrying will not help,
+// fixing the URL will.
 func connectErr(u *routes.URL, err error) error {
 	var myErr *driver.MySQLError
 	if errors.As(err, &myErr) && (myErr.Number == 1045 || myErr.Number == 1044 || myErr.Number == 1049) {
 		return fmt.Errorf("%w: connect: %s (check the user, password and database in the URL)", routes.ErrBadInput, routes.Scrub(myErr.Message, u.Password()))
+	}
+	// An unknown URL parameter is sent as a session variable the server
+	// does not have (1193), or its value is refused (1231, 1232).
+	if errors.As(err, &myErr) && (myErr.Number == 1193 || myErr.Number == 1231 || myErr.Number == 1232) {
+		return fmt.Errorf("%w: connect %s: %s (check the URL's query parameters)", routes.ErrBadInput, u, routes.Scrub(myErr.Message, u.Password()))
 	}
 	return fmt.Errorf("connect: %w", err) // routes.Open scrubs the text
 }

@@ -2,8 +2,6 @@ package mysql
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
@@ -11,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/weirhq/weir/routes"
 )
@@ -22,20 +19,32 @@ const (
 	oldPrefix   = "_weir_old_" // the replaced table, between the swap and its drop
 )
 
-// maxIdent is MySQL's identifier limit, in characters.
-const maxIdent = 64
+// maxIdent is MySQL's identifier limit, 64 characters, and the limit of
+// the file the server names after a table: a character outside
+// [0-9A-Za-z_] is written as @ and up to 4 hex digits, and the name plus
+// its extension must fit the file system's 255 bytes. Every name weir
+// derives fits both (routes.SideName).
+func maxIdent(name string) bool { return routes.Runes(64)(name) && fileNameLen(name) <= 250 }
+
+func fileNameLen(name string) int {
+	n := 0
+	for _, r := range name {
+		if r == '_' || r < 128 && (r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			n++
+		} else {
+			n += 5
+		}
+	}
+	return n
+}
+
+// IdentLimit is MySQL's 64 characters.
+func (e *Endpoint) IdentLimit() routes.Limit { return maxIdent }
 
 // sideName is <prefix><table>_<run>, shortened with a hash of the table
-// name to fit 64 characters.
+// name to fit.
 func sideName(prefix, table, runID string) string {
-	name := prefix + table + "_" + runID
-	if utf8.RuneCountInString(name) <= maxIdent {
-		return name
-	}
-	h := sha1.Sum([]byte(table))
-	keep := maxIdent - len(prefix) - len(runID) - 10
-	short := string([]rune(table)[:max(keep, 0)]) + "_" + hex.EncodeToString(h[:4])
-	return prefix + short + "_" + runID
+	return routes.SideName(prefix, table, "_"+runID, maxIdent)
 }
 
 func stageName(table, runID string) string { return sideName(stagePrefix, table, runID) }
@@ -117,6 +126,10 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 		st.Abort(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("prepare %s: %w", dest, err)
 	}
+	if err := st.checkDrift(ctx); err != nil {
+		st.Abort(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	return st, nil
 }
 
@@ -151,6 +164,7 @@ type stage struct {
 	key   []string
 	cols  []stagedColumn
 	lock  *tableLock
+	drift []string     // ALTER TABLEs commitDelta runs first (drift.go)
 	pipes atomic.Int64 // names the LOAD DATA readers
 	done  bool
 }
@@ -168,13 +182,22 @@ func (st *stage) create(ctx context.Context) error {
 	if err := st.checkDest(ctx); err != nil {
 		return err
 	}
+	if st.opts.Fresh && st.e.tableExists(ctx, st.dest) {
+		return routes.Occupied(st.dest, "a table of its own")
+	}
+	if st.e.tableExists(ctx, st.table) {
+		return routes.Occupied(st.table, "the staging table of run "+st.opts.RunID)
+	}
 	ddl := []string{
 		stateDDL(st.dest.Schema, st.e.flavor),
 		fmt.Sprintf("CREATE TABLE %s (\n  %s\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s COMMENT=%s",
 			ident(st.table), columnDefs(st.cols, st.key), st.e.flavor.binCollation(),
 			quoteLiteral(stageComment(st.dest, st.opts.RunID, st.lock.connID))),
 	}
-	return st.exec(ctx, ddl...)
+	if err := st.exec(ctx, ddl...); err != nil {
+		return err
+	}
+	return checkStateTable(ctx, st.lock.conn, st.dest.Schema)
 }
 
 // ensureDatabase creates the destination's database when it is missing
@@ -209,8 +232,11 @@ func firstWords(q string) string {
 }
 
 // dropStale drops what dead runs left for this destination: staging tables
-// (found by comment) and replaced tables not yet dropped (found by name).
-// We hold the lock, so their runs are gone.
+// (found by their comment) and the replaced table of a replace that died
+// before dropping it — named by the run id in the destination's own
+// comment, which a replace clears only after that drop (commitReplace). A
+// table is never dropped for its name alone: a user's _weir_old_<table>_x
+// stays. We hold the lock, so those runs are gone.
 func (st *stage) dropStale(ctx context.Context) error {
 	stale, err := st.e.stagingTables(ctx, st.dest)
 	if err != nil {
@@ -220,16 +246,8 @@ func (st *stage) dropStale(ctx context.Context) error {
 	for _, s := range stale {
 		names = append(names, s.table)
 	}
-	olds, err := st.e.strings(ctx, `SELECT TABLE_NAME FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE '\_weir\_old\_%'`, st.dest.Schema)
-	if err != nil {
-		return fmt.Errorf("list replaced tables: %w", err)
-	}
-	for _, name := range olds {
-		run := name[strings.LastIndex(name, "_")+1:]
-		if oldName(st.dest.Name, run) == name {
-			names = append(names, name)
-		}
+	if m, ok := st.e.destMark(ctx, st.dest); ok {
+		names = append(names, oldName(st.dest.Name, m.runID))
 	}
 	for _, name := range names {
 		if err := st.exec(ctx, "DROP TABLE IF EXISTS "+ident(routes.TableRef{Schema: st.dest.Schema, Name: name})); err != nil {

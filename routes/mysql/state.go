@@ -36,6 +36,38 @@ func stateDDL(schema string, f flavor) string {
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s`, ident(stateRef(schema)), quoteIdent("rows"), f.binCollation())
 }
 
+// stateColumns are the columns of weir's state table.
+var stateColumns = []string{"dest_table", "source", "cursor_column", "watermark", "position", "run_id", "rows", "updated_at"}
+
+// rowQuerier is a pool or a session.
+type rowQuerier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// checkStateTable refuses a _weir_state that is not weir's (another
+// tool's table of that name) before a row moves, rather than failing on
+// its columns after the copy. A missing table is fine: weir creates it.
+func checkStateTable(ctx context.Context, q rowQuerier, schema string) error {
+	t := stateRef(schema)
+	rows, err := q.QueryContext(ctx, `SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, schema, StateTable)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", t, err)
+	}
+	defer rows.Close()
+	var have []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return fmt.Errorf("check %s: %w", t, err)
+		}
+		have = append(have, c)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("check %s: %w", t, err)
+	}
+	return routes.CheckStateColumns(t, have, stateColumns)
+}
+
 // execer is a session or a transaction.
 type execer interface {
 	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
@@ -68,6 +100,9 @@ func (e *Endpoint) LoadState(ctx context.Context, table routes.TableRef, sourceI
 	}
 	if !e.tableExists(ctx, stateRef(table.Schema)) {
 		return routes.State{}, false, nil
+	}
+	if err := checkStateTable(ctx, e.db, table.Schema); err != nil {
+		return routes.State{}, false, err
 	}
 	s := routes.State{SourceID: sourceID}
 	q := fmt.Sprintf(`SELECT cursor_column, watermark, position, run_id, %s FROM %s WHERE dest_table = ? AND source = ?`,
@@ -104,33 +139,46 @@ func decodeState(text string) (routes.State, bool) {
 	return s, true
 }
 
-// pendingState reads the state a replace left in table's comment.
-func (e *Endpoint) pendingState(ctx context.Context, table routes.TableRef) (routes.State, bool) {
+// destMark reads the staging comment a replace left on the table it swapped
+// in (cleared when the replace has finished).
+func (e *Endpoint) destMark(ctx context.Context, table routes.TableRef) (stageMark, bool) {
 	var comment string
 	err := e.db.QueryRowContext(ctx, `SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, table.Schema, table.Name).Scan(&comment)
 	if err != nil {
-		return routes.State{}, false
+		return stageMark{}, false
 	}
 	m, ok := parseStageComment(table.Name, comment)
+	return m, ok && m.dest == ident(table)
+}
+
+// pendingState reads the state a replace left in table's comment.
+func (e *Endpoint) pendingState(ctx context.Context, table routes.TableRef) (routes.State, bool) {
+	m, ok := e.destMark(ctx, table)
 	if !ok || m.state == "" {
 		return routes.State{}, false
 	}
 	return decodeState(m.state)
 }
 
-// rollForward finishes a replace that died between its swap and its state
-// write: it saves the state the table's comment carries, then clears the
-// comment. It runs under the lock, before this run touches anything.
+// rollForward finishes a replace that died after its swap: it saves the
+// state the table's comment carries (if it fits there), then clears the
+// comment (dropStale has dropped the replaced table it names). It runs
+// under the lock, before this run touches anything.
 func (st *stage) rollForward(ctx context.Context) error {
-	s, ok := st.e.pendingState(ctx, st.dest)
+	m, ok := st.e.destMark(ctx, st.dest)
 	if !ok {
 		return nil
 	}
-	if err := st.exec(ctx, stateDDL(st.dest.Schema, st.e.flavor)); err != nil {
-		return err
-	}
-	if err := saveState(ctx, st.lock.conn, st.dest, s); err != nil {
-		return fmt.Errorf("finish the replace of run %s: %w", s.RunID, err)
+	if s, ok := decodeState(m.state); ok && m.state != "" {
+		if err := st.exec(ctx, stateDDL(st.dest.Schema, st.e.flavor)); err != nil {
+			return err
+		}
+		if err := checkStateTable(ctx, st.lock.conn, st.dest.Schema); err != nil {
+			return err
+		}
+		if err := saveState(ctx, st.lock.conn, st.dest, s); err != nil {
+			return fmt.Errorf("finish the replace of run %s: %w", s.RunID, err)
+		}
 	}
 	return st.exec(ctx, "ALTER TABLE "+ident(st.dest)+" COMMENT = ''")
 }

@@ -35,9 +35,9 @@ const (
 )
 
 func init() {
-	routes.Register(SchemeFile, open)
-	routes.Register(SchemeS3, open)
-	routes.Register(SchemeGCS, open)
+	for _, s := range []string{SchemeFile, SchemeS3, SchemeGCS} {
+		routes.RegisterScheme(routes.SchemeInfo{Name: s, Source: true, Destination: true, Modes: []routes.Mode{routes.ModeAppend}}, open)
+	}
 }
 
 // Endpoint is a prefix of an object store (or a local directory) holding

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/routes/objstore/where"
+	"github.com/weirhq/weir/routes/where"
 )
 
 // batchSource is an opened file's batches, in the columns asked for.

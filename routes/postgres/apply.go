@@ -46,6 +46,11 @@ func (e *Endpoint) beginApply(ctx context.Context, tables []*cdc.Table, dests []
 		conn.Release()
 		return nil, fmt.Errorf("begin apply: %w", err)
 	}
+	if err := evolveReplicas(ctx, tx, tables); err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
+		conn.Release()
+		return nil, err
+	}
 	return &applyTx{conn: conn, tx: tx}, nil
 }
 
@@ -126,6 +131,9 @@ func ensureTables(ctx context.Context, conn *pgx.Conn, tables []*cdc.Table, dest
 		q := "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(dest.Schema) + "; " + stateDDL(dest.Schema)
 		if _, err := conn.Exec(ctx, q); err != nil {
 			return fmt.Errorf("create state table for %s: %w", dest, err)
+		}
+		if err := checkStateTable(ctx, conn, dest.Schema); err != nil {
+			return err
 		}
 	}
 	for _, t := range tables {

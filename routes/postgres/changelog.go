@@ -3,6 +3,7 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -162,18 +163,26 @@ func ensureLog(ctx context.Context, conn *pgx.Conn, t *cdc.Table) error {
 		return routes.BadInput("changelog: %s exists and is not a changelog (no %s column): name another destination table", t.Dest, cdc.ColOp)
 	}
 	q = fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (%s, %s)",
-		quoteIdent(truncIdent(t.Dest.Name+"__weir_pos")), ident(t.Dest), quoteIdent(cdc.ColLSN), quoteIdent(cdc.ColOrd))
+		quoteIdent(routes.SideName("", t.Dest.Name, "__weir_pos", maxIdent)), ident(t.Dest), quoteIdent(cdc.ColLSN), quoteIdent(cdc.ColOrd))
 	if _, err := conn.Exec(ctx, q); err != nil {
 		return fmt.Errorf("changelog %s: index: %w", t.Dest, err)
 	}
 	// Only when missing: replacing it every run would wait for (and block)
-	// every reader of the view.
-	var exists bool
-	view := routes.TableRef{Schema: t.Dest.Schema, Name: t.Dest.Name + cdc.CurrentSuffix}
-	if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, ident(view)).Scan(&exists); err != nil || exists {
-		return err
+	// every reader of the view. A relation of that name that is not a view
+	// over this log is the user's: refused, never replaced.
+	view := cdc.CurrentView(t.Dest, maxIdent)
+	var kind, def string
+	q = `SELECT c.relkind::text, COALESCE(pg_get_viewdef(c.oid), '') FROM pg_class c WHERE c.oid = to_regclass($1)`
+	switch err := conn.QueryRow(ctx, q, ident(view)).Scan(&kind, &def); {
+	case err == nil:
+		if kind != "v" || !strings.Contains(def, cdc.ColLSN) {
+			return routes.Occupied(view, "the current-state view of changelog "+t.Dest.String())
+		}
+		return nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("changelog %s: view: %w", t.Dest, err)
 	}
-	if _, err := conn.Exec(ctx, cdc.CurrentViewSQL(t, quoteIdent)); err != nil {
+	if _, err := conn.Exec(ctx, cdc.CurrentViewSQL(t, maxIdent, quoteIdent)); err != nil {
 		return fmt.Errorf("changelog %s: view: %w", t.Dest, err)
 	}
 	return nil

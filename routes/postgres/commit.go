@@ -63,14 +63,16 @@ func (st *stage) commit(ctx context.Context, state routes.State) error {
 }
 
 func (st *stage) apply(ctx context.Context, tx pgx.Tx, exists, becomes bool) error {
-	switch {
-	case becomes:
+	if becomes {
 		return st.swap(ctx, tx, exists)
-	case st.opts.Mode == routes.ModeMerge:
-		return execAll(ctx, tx, st.mergeSQL(), st.dropSQL())
-	default:
-		return execAll(ctx, tx, st.insertSQL(), st.dropSQL())
 	}
+	if err := execAll(ctx, tx, st.drift...); err != nil {
+		return fmt.Errorf("evolve %s to the source's columns: %w", st.dest, err)
+	}
+	if st.opts.Mode == routes.ModeMerge {
+		return execAll(ctx, tx, st.mergeSQL(), st.dropSQL())
+	}
+	return execAll(ctx, tx, st.insertSQL(), st.dropSQL())
 }
 
 func (st *stage) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
@@ -95,11 +97,17 @@ func (st *stage) pkeyName() string { return "_weir_pk_" + st.opts.RunID }
 
 // addPrimaryKey builds the key after the load: one sort beats a COPY that
 // maintains an index row by row.
+// A table a merge creates takes the merge key, so the next merge's
+// ON CONFLICT has its unique index.
 func (st *stage) addPrimaryKey(ctx context.Context) error {
-	if len(st.info.PrimaryKey) == 0 {
+	key := st.info.PrimaryKey
+	if st.opts.Mode == routes.ModeMerge {
+		key = st.opts.Key
+	}
+	if len(key) == 0 {
 		return nil
 	}
-	q := fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY (%s)", ident(st.table), quoteIdent(st.pkeyName()), joinIdents(st.info.PrimaryKey))
+	q := fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s PRIMARY KEY (%s)", ident(st.table), quoteIdent(st.pkeyName()), joinIdents(key))
 	if _, err := st.lock.conn.Exec(ctx, q); err != nil {
 		return fmt.Errorf("primary key on staged %s: %w", st.dest, err)
 	}
@@ -117,7 +125,7 @@ func (st *stage) swap(ctx context.Context, tx pgx.Tx, exists bool) error {
 		fmt.Sprintf("COMMENT ON TABLE %s IS NULL", ident(st.dest)))
 	if len(st.info.PrimaryKey) > 0 {
 		pk := routes.TableRef{Schema: st.dest.Schema, Name: st.pkeyName()}
-		qs = append(qs, fmt.Sprintf("ALTER INDEX %s RENAME TO %s", ident(pk), quoteIdent(truncIdent(st.dest.Name+"_pkey"))))
+		qs = append(qs, fmt.Sprintf("ALTER INDEX %s RENAME TO %s", ident(pk), quoteIdent(routes.SideName("", st.dest.Name, "_pkey", maxIdent))))
 	}
 	return execAll(ctx, tx, qs...)
 }
@@ -165,12 +173,9 @@ func joinIdents(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// truncIdent cuts a name to PostgreSQL's 63 bytes, as the server would.
-func truncIdent(s string) string {
-	if len(s) > 63 {
-		return s[:63]
-	}
-	return s
+func isDuplicateErr(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42P07"
 }
 
 func isDependencyErr(err error) bool {

@@ -19,9 +19,12 @@ const Scheme = "postgres"
 // NativeFormat names PostgreSQL's binary COPY stream.
 const NativeFormat = "postgres/binary-copy"
 
+// modes are the destination modes besides replace (routes.SchemeInfo).
+var modes = []routes.Mode{routes.ModeAppend, routes.ModeMerge}
+
 func init() {
-	routes.Register(Scheme, open)
-	routes.Register("postgresql", open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: "postgresql", Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
 }
 
 // Endpoint is a PostgreSQL database as a source and a destination.
@@ -69,12 +72,17 @@ func (e *Endpoint) Close() error {
 	return nil
 }
 
-// connectErr marks refused credentials and unknown databases as bad input:
-// retrying will not help, fixing the URL will.
+// connectErr marks refused credentials, unknown databases and refused URL
+// parameters as bad input: retrying will not help, fixing the URL will.
 func connectErr(u *routes.URL, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "28") || pgErr.Code == "3D000") {
 		return fmt.Errorf("%w: connect: %s (check the user, password and database in the URL)", routes.ErrBadInput, routes.Scrub(pgErr.Message, u.Password()))
+	}
+	// An unknown URL parameter is sent as a setting the server refuses
+	// (42704), or a setting's value is refused (22023).
+	if errors.As(err, &pgErr) && (pgErr.Code == "42704" || pgErr.Code == "22023") {
+		return fmt.Errorf("%w: connect: %s (check the URL's query parameters)", routes.ErrBadInput, routes.Scrub(pgErr.Message, u.Password()))
 	}
 	return fmt.Errorf("connect: %w", err) // routes.Open names the URL and scrubs the text
 }

@@ -187,6 +187,9 @@ func selectList(info *routes.TableInfo, only []string) (string, []routes.Column)
 
 // castExpr reads a column the codec does not know as its output text (the
 // form COPY's text format would print; ::text differs for inet and cidr).
+// A NULL stays NULL (format would print an empty string), tested with num_nulls: IS
+// NULL is also true of a composite whose fields are all NULL, ROW(NULL,
+// NULL), a value whose text is "(,)".
 func castExpr(c routes.Column) (string, bool) {
 	switch w := wireType(c); {
 	case w == c.NativeType:
@@ -195,7 +198,7 @@ func castExpr(c routes.Column) (string, bool) {
 		return quoteIdent(c.Name) + "::text[]", true
 	}
 	q := quoteIdent(c.Name)
-	return fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL ELSE format('%%s', %s) END", q, q), true
+	return fmt.Sprintf("CASE WHEN num_nulls(%s) = 1 THEN NULL ELSE format('%%s', %s) END", q, q), true
 }
 
 func contains(list []string, s string) bool {

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -22,16 +20,16 @@ func stageComment(dest routes.TableRef, runID string) string {
 	return fmt.Sprintf("weir:stage dest=%s run=%s since=%s", ident(dest), runID, time.Now().UTC().Format(time.RFC3339))
 }
 
-// stageName is _weir_stage_<table>_<run>, shortened with a hash to fit
-// PostgreSQL's 63-byte identifiers.
+// maxIdent is PostgreSQL's identifier limit: longer names are cut by the
+// server, so every name weir derives fits it (routes.SideName).
+var maxIdent = routes.Bytes(63)
+
+// IdentLimit is PostgreSQL's 63 bytes.
+func (e *Endpoint) IdentLimit() routes.Limit { return maxIdent }
+
+// stageName is _weir_stage_<table>_<run>, shortened with a hash to fit.
 func stageName(table, runID string) string {
-	name := stagePrefix + table + "_" + runID
-	if len(name) <= 63 {
-		return name
-	}
-	h := sha1.Sum([]byte(table))
-	short := table[:63-len(stagePrefix)-len(runID)-10] + "_" + hex.EncodeToString(h[:4])
-	return stagePrefix + short + "_" + runID
+	return routes.SideName(stagePrefix, table, "_"+runID, maxIdent)
 }
 
 // Prepare locks the destination table, drops stale staging tables, and
@@ -50,9 +48,19 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 	}
 	st := &stage{e: e, info: info, opts: opts, dest: dest, lock: lock,
 		table: routes.TableRef{Schema: dest.Schema, Name: stageName(dest.Name, opts.RunID)}}
+	if opts.Fresh {
+		if err := st.checkFresh(ctx); err != nil {
+			st.Abort(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	if err := st.create(ctx); err != nil {
 		st.Abort(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("prepare %s: %w", dest, err)
+	}
+	if err := st.checkDrift(ctx); err != nil {
+		st.Abort(context.WithoutCancel(ctx))
+		return nil, err
 	}
 	return st, nil
 }
@@ -95,11 +103,25 @@ type stage struct {
 	dest  routes.TableRef
 	table routes.TableRef // the staging table
 	lock  *tableLock
+	drift []string // ALTER TABLEs the commit runs first (drift.go)
 	done  bool
+}
+
+// checkFresh refuses a table weir is to create when one of that name is
+// there already (a user's: see routes.WriteOptions.Fresh).
+func (st *stage) checkFresh(ctx context.Context) error {
+	exists, err := st.destExists(ctx)
+	if err != nil || !exists {
+		return err
+	}
+	return routes.Occupied(st.dest, "a table of its own")
 }
 
 func (st *stage) create(ctx context.Context) error {
 	if err := st.dropStale(ctx); err != nil {
+		return err
+	}
+	if err := st.checkMergeKey(ctx); err != nil {
 		return err
 	}
 	ddl := []string{
@@ -110,23 +132,61 @@ func (st *stage) create(ctx context.Context) error {
 	}
 	for _, q := range ddl {
 		if _, err := st.lock.conn.Exec(ctx, q); err != nil {
+			if isDuplicateErr(err) && strings.HasPrefix(q, "CREATE TABLE") {
+				return routes.Occupied(st.table, "the staging table of run "+st.opts.RunID)
+			}
 			return err
 		}
 	}
-	return nil
+	return checkStateTable(ctx, st.lock.conn, st.dest.Schema)
+}
+
+// checkMergeKey refuses, under the lock and before a row moves, a merge
+// into an existing table with no unique index on exactly the merge key:
+// its ON CONFLICT would fail at commit, after the copy.
+func (st *stage) checkMergeKey(ctx context.Context) error {
+	if st.opts.Mode != routes.ModeMerge {
+		return nil
+	}
+	var exists, unique bool
+	err := st.lock.conn.QueryRow(ctx, `
+SELECT to_regclass($1) IS NOT NULL, EXISTS (
+  SELECT 1 FROM pg_index i WHERE i.indrelid = to_regclass($1) AND i.indisunique
+    AND i.indpred IS NULL AND i.indexprs IS NULL
+    AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text) FROM pg_attribute a
+         WHERE a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey))
+      = (SELECT array_agg(k ORDER BY k) FROM unnest($2::text[]) k))`, ident(st.dest), st.opts.Key).Scan(&exists, &unique)
+	if err != nil || !exists || unique {
+		return err
+	}
+	return &routes.ProbeError{Table: st.dest.String(), Problem: fmt.Sprintf("merge needs a unique index or primary key on (%s), and the destination table has none", strings.Join(st.opts.Key, ", ")),
+		Hint: fmt.Sprintf("add one (ALTER TABLE %s ADD PRIMARY KEY (%s)), or pass the --primary-key the table is unique on", ident(st.dest), joinIdents(st.opts.Key))}
+}
+
+// isStageOf reports whether a table comment marks a staging table of dest
+// (stageComment). The comparison is exact, in Go: a LIKE pattern would
+// take the _ of a table name for a wildcard and match another table's.
+func isStageOf(comment string, dest routes.TableRef) bool {
+	return strings.HasPrefix(comment, "weir:stage dest="+ident(dest)+" run=")
 }
 
 // dropStale drops staging tables of this destination left by dead runs: we
 // hold the lock, so their runs are gone.
 func (st *stage) dropStale(ctx context.Context) error {
 	rows, err := st.lock.conn.Query(ctx, `
-SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relname LIKE '\_weir\_stage\_%'
-  AND obj_description(c.oid, 'pg_class') LIKE $2`, st.dest.Schema, "weir:stage dest="+ident(st.dest)+" %")
+SELECT c.relname, COALESCE(obj_description(c.oid, 'pg_class'), '') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relkind = 'r' AND starts_with(c.relname, $2)`, st.dest.Schema, stagePrefix)
 	if err != nil {
 		return err
 	}
-	stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	var stale []string
+	var name, comment string
+	_, err = pgx.ForEachRow(rows, []any{&name, &comment}, func() error {
+		if isStageOf(comment, st.dest) {
+			stale = append(stale, name)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,30 @@ func stateDDL(schema string) string {
   PRIMARY KEY (dest_table, source))`, ident(routes.TableRef{Schema: schema, Name: StateTable}))
 }
 
+// stateColumns are the columns of weir's state table.
+var stateColumns = []string{"dest_table", "source", "cursor_column", "watermark", "position", "run_id", "rows", "updated_at"}
+
+// querier is a pool, a connection or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// checkStateTable refuses a _weir_state that is not weir's (another
+// tool's table of that name) before a row moves, rather than failing on
+// its columns after the copy. A missing table is fine: weir creates it.
+func checkStateTable(ctx context.Context, q querier, schema string) error {
+	t := routes.TableRef{Schema: schema, Name: StateTable}
+	rows, err := q.Query(ctx, `SELECT attname::text FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`, ident(t))
+	if err != nil {
+		return fmt.Errorf("check %s: %w", t, err)
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("check %s: %w", t, err)
+	}
+	return routes.CheckStateColumns(t, have, stateColumns)
+}
+
 func saveState(ctx context.Context, tx pgx.Tx, dest routes.TableRef, s routes.State) error {
 	q := fmt.Sprintf(`INSERT INTO %s AS s (dest_table, source, cursor_column, watermark, position, run_id, rows)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -49,6 +73,9 @@ func (e *Endpoint) LoadState(ctx context.Context, table routes.TableRef, sourceI
 	var exists bool
 	q := `SELECT to_regclass($1) IS NOT NULL`
 	if err := e.pool.QueryRow(ctx, q, ident(routes.TableRef{Schema: table.Schema, Name: StateTable})).Scan(&exists); err != nil || !exists {
+		return routes.State{}, false, err
+	}
+	if err := checkStateTable(ctx, e.pool, table.Schema); err != nil {
 		return routes.State{}, false, err
 	}
 	s := routes.State{SourceID: sourceID}

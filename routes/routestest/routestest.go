@@ -12,6 +12,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // ServerURL returns the URL of a test server from env. Unset: the test fails
@@ -32,7 +34,7 @@ func ServerURL(t testing.TB, env string) string {
 	}
 	conn, err := net.DialTimeout("tcp", u.Host, 3*time.Second)
 	if err != nil {
-		t.Fatalf("%s=%s is set but unreachable: %v (start it with scripts/services.sh)", env, u.Redacted(), err)
+		t.Fatalf("%s=%s is set but unreachable: %v (start it with scripts/services.sh)", env, routes.Redact(raw), err)
 	}
 	conn.Close()
 	return raw

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/scheme"
 )
 
 // Event is one message of a stream: its payload as received and, when the
@@ -64,8 +65,9 @@ type Options struct {
 	Log func(format string, args ...any)
 }
 
-// Schemes are the URL schemes Open knows.
-var Schemes = []string{"sse", "sse+http", "sse+https", "ws", "wss", "kafka", "pubsub", "sqs"}
+// Schemes are the URL schemes Open knows (the catalogue dagfile checks
+// stream sources against).
+var Schemes = scheme.Streams
 
 func init() { routes.RegisterStreamSchemes(Schemes...) }
 

@@ -153,3 +153,19 @@ func TestKafka_SeekAfterJoin(t *testing.T) {
 		t.Errorf("after 4 events from 0=7&1=9: cursor %q, want 0=10&1=10 (a partition started before the cursor)", got)
 	}
 }
+
+// Open knows every scheme of the catalogue dagfile validates against.
+func TestOpen_KnowsEveryScheme(t *testing.T) {
+	t.Setenv("PUBSUB_EMULATOR_HOST", "127.0.0.1:1") // never Google's servers
+	for _, sch := range Schemes {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s, err := Open(ctx, sch+"://127.0.0.1:1/x?group=g", Options{})
+		cancel()
+		if err != nil && strings.Contains(err.Error(), "unknown scheme") {
+			t.Errorf("%s: %v", sch, err)
+		}
+		if err == nil {
+			s.Close()
+		}
+	}
+}

@@ -1,6 +1,13 @@
 package duck
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
+
+// ErrNoEngine: this weir was built without DuckDB's Arrow interface, so it
+// runs transfers but not models.
+var ErrNoEngine = errors.New("this weir was built without DuckDB (build with -tags=duckdb_arrow to run models)")
 
 // Ident quotes an identifier for DuckDB SQL.
 func Ident(name string) string {

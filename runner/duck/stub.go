@@ -4,15 +4,10 @@ package duck
 
 import (
 	"context"
-	"errors"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
-
-// ErrNoEngine: this weir was built without DuckDB's Arrow interface, so it
-// runs transfers but not models.
-var ErrNoEngine = errors.New("this weir was built without DuckDB (build with -tags=duckdb_arrow to run models)")
 
 // Options tune one database.
 type Options struct {

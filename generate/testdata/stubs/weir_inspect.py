@@ -34,12 +34,26 @@ def airflow_graph():
             "retry_delay": kw["retry_delay"].total_seconds(),
             "timeout": kw["execution_timeout"].total_seconds() if kw.get("execution_timeout") else 0,
             "pool": kw.get("pool", ""),
+            "inlets": [a.uri for a in kw.get("inlets", [])],
             "outlets": [a.uri for a in kw.get("outlets", [])],
+            "xcom_push": kw.get("do_xcom_push", True),
             "secrets": [s.deploy_target for s in kw.get("secrets", [])],
             "skip_on_exit_code": kw.get("skip_on_exit_code"),
         }
+        if "cmds" in kw:
+            tasks[tid]["pod"] = pod(kw)
     return {"dag_id": dag.dag_id, "schedule": dag.kwargs["schedule"], "max_active_runs": dag.kwargs["max_active_runs"],
             "catchup": dag.kwargs["catchup"], "tags": dag.kwargs["tags"], "tasks": tasks}
+
+
+def pod(kw):
+    """The pod settings of a KubernetesPodOperator, kubernetes models as dicts."""
+    out = {}
+    for key in ("image", "image_pull_policy", "namespace", "service_account_name", "container_resources", "volumes", "volume_mounts"):
+        if key in kw:
+            v = kw[key]
+            out[key] = [m.record() for m in v] if isinstance(v, list) else v.record() if hasattr(v, "record") else v
+    return out
 
 
 def dagster_graph():
@@ -56,6 +70,7 @@ def dagster_graph():
             "retries": kw["retry_policy"].max_retries,
             "retry_delay": kw["retry_policy"].delay,
             "pool": kw.get("op_tags", {}).get("dagster/concurrency_key", ""),
+            "checks": ["/".join(c.asset.path) + ":" + c.name for c in kw.get("check_specs", [])],
         }
     return {"assets": assets, "jobs": RECORD["jobs"], "schedules": RECORD["schedules"], "definitions": RECORD["definitions"]}
 
@@ -68,8 +83,8 @@ class TI:
 def run_airflow(task, try_number):
     (dag,) = RECORD["dags"]
     try:
-        dag.tasks[task].execute({"ti": TI(try_number)})
-        return {"outcome": "success"}
+        xcom = dag.tasks[task].execute({"ti": TI(try_number)})
+        return {"outcome": "success", "xcom": xcom}
     except Exception as err:  # noqa: BLE001
         return {"outcome": type(err).__name__, "message": str(err)}
 
@@ -81,10 +96,12 @@ def run_dagster(task, _try):
         if a["specs"][0].kwargs["metadata"]["weir/task"] != task:
             continue
         try:
-            out = a["fn"](dg.AssetExecutionContext())
+            context = dg.AssetExecutionContext([s.key for s in a["specs"]])
+            out = a["fn"](context, dg.RESOURCES["pipes_subprocess_client"])
             results = list(out) if not isinstance(out, dg.MaterializeResult) else [out]
             return {"outcome": "success", "results": [
-                {"key": r.asset_key.path if r.asset_key else None, "metadata": r.metadata} for r in results]}
+                {"key": r.asset_key.path if r.asset_key else None, "metadata": r.metadata,
+                 "check": getattr(r, "check_name", None), "passed": getattr(r, "passed", None)} for r in results]}
         except dg.RetryRequested as err:
             return {"outcome": "RetryRequested", "max_retries": err.max_retries, "seconds_to_wait": err.seconds_to_wait}
         except dg.Failure as err:

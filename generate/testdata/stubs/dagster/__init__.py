@@ -1,6 +1,13 @@
-"""Stub of the dagster package: records assets, jobs and schedules."""
+"""Stub of the dagster package: records assets, jobs and schedules, and
+runs a command under Dagster Pipes as PipesSubprocessClient does."""
+import base64
+import json
+import os
 import re
-import subprocess  # noqa: F401  (the generated code runs weir through it)
+import subprocess
+import sys
+import tempfile
+import zlib
 
 from weirstub import RECORD, strict_kwargs
 
@@ -21,9 +28,10 @@ class AssetKey:
 
 
 class AssetExecutionContext:
-    def __init__(self):
+    def __init__(self, asset_keys=()):
         self.lines = []
         self.log = self
+        self.asset_keys = list(asset_keys)
 
     def info(self, msg):
         self.lines.append(msg)
@@ -57,7 +65,102 @@ class MaterializeResult:
         self.asset_key, self.metadata = asset_key, metadata
 
 
-_ASSET_ARGS = {"key", "deps", "group_name", "description", "tags", "metadata", "retry_policy", "op_tags"}
+class AssetCheckResult:
+    def __init__(self, *, passed, asset_key=None, check_name=None, metadata=None, severity=None):
+        self.passed, self.asset_key, self.check_name, self.metadata, self.severity = passed, asset_key, check_name, metadata, severity
+
+
+class AssetCheckSpec:
+    def __init__(self, name, *, asset, **kwargs):
+        strict_kwargs("AssetCheckSpec", kwargs, {"description", "blocking", "metadata"})
+        if not _NAME.match(name) or not isinstance(asset, AssetKey):
+            raise ValueError(f"bad check {name!r} on {asset!r}")
+        self.name, self.asset = name, asset
+
+
+class DagsterPipesExecutionError(Exception):
+    pass
+
+
+def _encode(value):
+    return base64.b64encode(zlib.compress(json.dumps(value).encode("utf-8"))).decode("utf-8")
+
+
+_METADATA_TYPES = {"__infer__", "text", "url", "path", "notebook", "json", "md", "float", "int", "bool",
+                   "dagster_run", "asset", "null", "table", "table_schema", "table_column_lineage", "timestamp"}
+
+
+def _metadata(meta):
+    """Typed Pipes metadata values, checked, as plain values."""
+    out = {}
+    for k, v in (meta or {}).items():
+        if set(v) != {"raw_value", "type"} or v["type"] not in _METADATA_TYPES:
+            raise DagsterPipesExecutionError(f"bad metadata {k}: {v!r}")
+        out[k] = v["raw_value"]
+    return out
+
+
+class PipesClientCompletedInvocation:
+    def __init__(self, results):
+        self._results = results
+
+    def get_results(self):
+        return list(self._results)
+
+
+class PipesSubprocessClient:
+    """Runs the command with the Pipes bootstrap (context and messages in
+    temporary files, as PipesTempFileContextInjector and
+    PipesTempFileMessageReader do) and turns the messages into results,
+    failing on what Dagster would reject."""
+
+    def __init__(self, env=None, cwd=None):
+        self.env, self.cwd = env, cwd
+
+    def run(self, *, context, command, extras=None, env=None):
+        with tempfile.TemporaryDirectory() as tmp:
+            ctx_path, msg_path = os.path.join(tmp, "context.json"), os.path.join(tmp, "messages")
+            keys = ["/".join(k.path) for k in context.asset_keys]
+            with open(ctx_path, "w", encoding="utf-8") as f:
+                json.dump({"asset_keys": keys, "code_version_by_asset_key": None, "provenance_by_asset_key": None,
+                           "partition_key": None, "partition_key_range": None, "partition_time_window": None,
+                           "run_id": "stub-run", "job_name": None, "retry_number": 0, "extras": extras or {}}, f)
+            full_env = {**os.environ, **(self.env or {}), **(env or {}),
+                        "DAGSTER_PIPES_CONTEXT": _encode({"path": ctx_path}), "DAGSTER_PIPES_MESSAGES": _encode({"path": msg_path})}
+            # the child's stdout goes to stderr: weir_inspect prints its JSON on stdout
+            proc = subprocess.run(command, env=full_env, cwd=self.cwd, stdout=sys.stderr)
+            if proc.returncode != 0:
+                raise DagsterPipesExecutionError(f"External execution process failed with code {proc.returncode}")
+            messages = []
+            if os.path.exists(msg_path):
+                with open(msg_path, encoding="utf-8") as f:
+                    messages = [json.loads(line) for line in f if line.strip()]
+        return PipesClientCompletedInvocation(_results(messages, keys))
+
+
+def _results(messages, keys):
+    methods = [m["method"] for m in messages]
+    if not methods or methods[0] != "opened" or methods[-1] != "closed" or methods.count("closed") != 1:
+        raise DagsterPipesExecutionError(f"messages {methods}: want opened … closed")
+    results, materialized = [], set()
+    for m in messages:
+        if m.get("__dagster_pipes_version") != "0.1":
+            raise DagsterPipesExecutionError(f"bad protocol version in {m!r}")
+        p = m["params"]
+        if m["method"] == "report_asset_materialization":
+            if p["asset_key"] not in keys or p["asset_key"] in materialized:
+                raise DagsterPipesExecutionError(f"materialization of {p['asset_key']!r}: the step's assets are {keys}")
+            materialized.add(p["asset_key"])
+            results.append(MaterializeResult(asset_key=AssetKey(p["asset_key"].split("/")), metadata=_metadata(p["metadata"])))
+        elif m["method"] == "report_asset_check":
+            if p["asset_key"] not in keys or p["severity"] not in ("WARN", "ERROR") or not isinstance(p["passed"], bool):
+                raise DagsterPipesExecutionError(f"bad check {p!r}")
+            results.append(AssetCheckResult(passed=p["passed"], asset_key=AssetKey(p["asset_key"].split("/")),
+                                            check_name=p["check_name"], metadata=_metadata(p["metadata"]), severity=p["severity"]))
+    return results
+
+
+_ASSET_ARGS = {"key", "deps", "group_name", "description", "tags", "metadata", "retry_policy", "op_tags", "check_specs"}
 
 
 def _check_tags(tags):
@@ -85,7 +188,7 @@ def asset(**kwargs):
 
 
 def multi_asset(**kwargs):
-    strict_kwargs("multi_asset", kwargs, {"name", "specs", "retry_policy", "op_tags"})
+    strict_kwargs("multi_asset", kwargs, {"name", "specs", "retry_policy", "op_tags", "check_specs"})
 
     def wrap(fn):
         if fn.__name__ != kwargs["name"]:
@@ -115,6 +218,12 @@ class ScheduleDefinition:
         RECORD["schedules"].append({"name": name, "job": job["name"], "cron": cron_schedule})
 
 
+RESOURCES = {}  # the resources of the last Definitions, by name
+
+
 class Definitions:
-    def __init__(self, assets=None, jobs=None, schedules=None):
-        RECORD["definitions"].append({"assets": len(assets or []), "jobs": len(jobs or []), "schedules": len(schedules or [])})
+    def __init__(self, assets=None, jobs=None, schedules=None, resources=None):
+        RESOURCES.clear()
+        RESOURCES.update(resources or {})
+        RECORD["definitions"].append({"assets": len(assets or []), "jobs": len(jobs or []), "schedules": len(schedules or []),
+                                      "resources": sorted(resources or {})})

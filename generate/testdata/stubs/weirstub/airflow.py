@@ -1,6 +1,10 @@
 """Recording stand-ins for Airflow's DAG, Asset and operators."""
+import json
+import os
 import subprocess
+import tempfile
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from airflow.exceptions import AirflowException, AirflowSkipException
 from weirstub import RECORD, strict_kwargs
@@ -33,9 +37,16 @@ class DAG:
 class Asset:
     """A dataset / asset identified by its URI."""
 
+    # what the postgres and mysql providers' sanitize_uri require: a host
+    # and the path /database/schema/table (postgres) or /database/table
+    _PARTS = {"postgres": 4, "mysql": 3}
+
     def __init__(self, uri):
         if "://" not in uri:
             raise ValueError(f"bad asset URI {uri!r}")
+        u = urlsplit(uri)
+        if u.scheme in self._PARTS and (not u.netloc or len(u.path.split("/")) != self._PARTS[u.scheme]):
+            raise ValueError(f"URI format {u.scheme}:// must contain a host and the database, (schema) and table: {uri!r}")
         self.uri = uri
 
 
@@ -82,24 +93,58 @@ class BashOperator(BaseOperator):
 
     allowed = {"bash_command", "env", "append_env", "skip_on_exit_code", "cwd"}
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.env = kwargs.get("env")
+
     def skip_message(self, code):
         return f"Bash command returned exit code {code}. Skipping."
 
     def execute(self, context):
-        proc = subprocess.run(["bash", "-c", self.kwargs["bash_command"]], capture_output=True, text=True)
+        # env replaces the environment, as in Airflow (without append_env).
+        proc = subprocess.run(["bash", "-c", self.kwargs["bash_command"]], capture_output=True, text=True, env=self.env)
         self.exit_code(proc.returncode)
         return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else None
 
 
 class KubernetesPodOperator(BaseOperator):
-    """Runs cmds + arguments as the pod would (locally, for the tests)."""
+    """Runs cmds + arguments as the pod would (locally, for the tests). With
+    do_xcom_push the pod's /airflow/xcom is a temporary folder and the XCom
+    is the JSON in its return.json, as the operator's sidecar reads it."""
 
-    allowed = {"name", "image", "cmds", "arguments", "secrets", "get_logs", "skip_on_exit_code", "namespace", "env_vars"}
+    allowed = {"name", "image", "cmds", "arguments", "secrets", "get_logs", "skip_on_exit_code", "namespace", "env_vars", "do_xcom_push",
+               "image_pull_policy", "service_account_name", "container_resources", "volumes", "volume_mounts"}
 
     def skip_message(self, code):
         return f"Pod {self.kwargs.get('name')} returned exit code {code}. Skipping."
 
     def execute(self, context):
-        proc = subprocess.run(self.kwargs["cmds"] + self.kwargs["arguments"], capture_output=True, text=True)
-        self.exit_code(proc.returncode)
-        return None
+        with tempfile.TemporaryDirectory() as xcom:
+            env = dict(os.environ)
+            for k, v in (self.kwargs.get("env_vars") or {}).items():
+                env[k] = v.replace("/airflow/xcom", xcom, 1) if v.startswith("/airflow/xcom/") else v
+            proc = subprocess.run(self.kwargs["cmds"] + self.kwargs["arguments"], capture_output=True, text=True, env=env)
+            self.exit_code(proc.returncode)
+            if not self.kwargs.get("do_xcom_push"):
+                return None
+            with open(os.path.join(xcom, "return.json"), encoding="utf-8") as f:
+                return json.load(f)
+
+
+class BaseHook:
+    """get_connection reads the URIs from $WEIR_STUB_CONNECTIONS (JSON: id → URI)."""
+
+    @classmethod
+    def get_connection(cls, conn_id):
+        conns = json.loads(os.environ.get("WEIR_STUB_CONNECTIONS", "{}"))
+        if conn_id not in conns:
+            raise KeyError(f"The conn_id `{conn_id}` isn't defined")
+        return _Connection(conns[conn_id])
+
+
+class _Connection:
+    def __init__(self, uri):
+        self.uri = uri
+
+    def get_uri(self):
+        return self.uri

@@ -3,4 +3,4 @@ from weirstub import require_airflow
 
 require_airflow(3, "airflow.sdk")
 
-from weirstub.airflow import DAG, Asset  # noqa: E402,F401
+from weirstub.airflow import DAG, Asset, BaseHook  # noqa: E402,F401

@@ -166,7 +166,7 @@ func TestSQL(t *testing.T) {
 		{`name = 'it''s\'`, `"name" = 'it''s\'`, "`name` = 'it''s\\\\'"},
 		{"name = 'a' AND ts > '2024-01-01'", `"name" = 'a'`, "`name` = 'a'"},
 		{"NOT name = 'a'", "", ""},
-		{"NOT amount IS NULL", `(NOT "amount" IS NULL)`, "(NOT `amount` IS NULL)"},
+		{"NOT amount IS NULL", `(NOT ("amount" IS NULL))`, "(NOT (`amount` IS NULL))"},
 		{"id = 1 OR f > 1", "", ""},
 		{"name < 'b'", "", ""},
 		{"flag = TRUE", `"flag" = TRUE`, "`flag` = TRUE"},

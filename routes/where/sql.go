@@ -11,24 +11,78 @@ import (
 )
 
 // Pushdown is an optional capability of a routes.Source whose reads can
-// take a SQL condition. weir.Read asks SQL for the condition in the
-// source's dialect and, when there is one, reads with ReadWhere; it always
-// applies the whole filter again on the client, so a source may return more
-// rows than asked (never fewer).
-//
-// This interface lives here until routes.ReadOptions grows a filter field.
+// apply a filter themselves: SQL sources put it in their WHERE clause,
+// Iceberg in its scan's row filter (which skips data files). weir.Read
+// hands the parsed filter to ReadWhere and always applies the whole filter
+// again on the client, so a source may return more rows than asked (never
+// fewer): it pushes only what it applies with the client's meaning, or
+// loosens (see Push).
 type Pushdown interface {
-	// Dialect says how the source quotes names and strings.
-	Dialect() Dialect
-	// ReadWhere is Read restricted to rows meeting cond, a condition
-	// rendered by SQL for Dialect (to be ANDed with the range's own).
-	ReadWhere(ctx context.Context, r routes.Range, opts routes.ReadOptions, cond string) (routes.Stream, error)
+	// PushDown returns the condition ReadWhere applies for e, as the
+	// source states it (its SQL, its row filter), for the read report;
+	// "" when it applies none.
+	PushDown(e Expr, schema *arrow.Schema) string
+	// ReadWhere is Read restricted to rows meeting e, or to a superset.
+	ReadWhere(ctx context.Context, r routes.Range, opts routes.ReadOptions, e Expr) (routes.Stream, error)
+}
+
+// Builder turns a filter into a source's own condition of type T (SQL
+// text, an Iceberg expression). Leaf renders one *Cmp or *IsNull: ok false
+// when the source cannot apply it, exact false when what it applies keeps
+// more rows than the leaf (a superset).
+type Builder[T any] struct {
+	Leaf    func(e Expr) (cond T, exact, ok bool)
+	And, Or func(l, r T) T
+	Not     func(x T) T
+}
+
+// Push renders the part of e that b can apply without ever dropping a row
+// e keeps; ok is false when nothing can be pushed. An AND with one side
+// that cannot be pushed keeps the other (a looser condition), an OR needs
+// both sides, a NOT only an exact part.
+func Push[T any](e Expr, b Builder[T]) (cond T, ok bool) {
+	cond, _, ok = push(e, b)
+	return cond, ok
+}
+
+func push[T any](e Expr, b Builder[T]) (T, bool, bool) {
+	var zero T
+	switch e := e.(type) {
+	case *And:
+		l, lx, lok := push(e.L, b)
+		r, rx, rok := push(e.R, b)
+		switch {
+		case lok && rok:
+			return b.And(l, r), lx && rx, true
+		case lok:
+			return l, false, true
+		case rok:
+			return r, false, true
+		}
+	case *Or:
+		l, lx, lok := push(e.L, b)
+		r, rx, rok := push(e.R, b)
+		if lok && rok {
+			return b.Or(l, r), lx && rx, true
+		}
+	case *Not:
+		if x, exact, ok := push(e.X, b); ok && exact {
+			return b.Not(x), true, true
+		}
+	case *Cmp, *IsNull:
+		return b.Leaf(e)
+	}
+	return zero, false, false
 }
 
 // Dialect renders names and string literals for one SQL engine.
 type Dialect struct {
 	QuoteIdent  func(string) string
 	QuoteString func(string) string
+	// IntegerLiterals: only integer literals in the int64 range are
+	// exact (ClickHouse reads 1.5 as a Float64, and wider integers as
+	// types of its own choosing).
+	IntegerLiterals bool
 }
 
 // Postgres quotes like PostgreSQL with standard_conforming_strings on.
@@ -50,41 +104,28 @@ var MySQL = Dialect{
 // meaning, or at most loosens (so the rows it returns are a superset of the
 // rows e keeps); ok is false when nothing can be pushed. What is pushed:
 //
-//   - comparisons of integer and decimal columns with number literals, and
+//   - comparisons of integer and decimal columns with number literals
+//     (with Dialect.IntegerLiterals, integers in the int64 range only), and
 //     IS [NOT] NULL on any column: exact in every SQL engine;
 //   - boolean columns compared with TRUE/FALSE: exact;
 //   - string columns with = only: a case- or accent-insensitive collation
 //     (MySQL's default) or PAD SPACE can only match more rows, never fewer;
 //     <, > and != depend on the collation and stay on the client;
-//   - AND of pushable parts (an unpushable side is dropped, which loosens),
-//     OR when both sides push, NOT only over an exact part.
+//   - AND, OR and NOT as Push says.
 //
 // Floats (NaN ordering), timestamps (session time zones) and dates are not
 // pushed.
 func SQL(e Expr, schema *arrow.Schema, d Dialect) (cond string, ok bool) {
-	s, _, ok := render(e, schema, d)
-	return s, ok
+	return Push(e, Builder[string]{
+		Leaf: func(e Expr) (string, bool, bool) { return sqlLeaf(e, schema, d) },
+		And:  func(l, r string) string { return "(" + l + " AND " + r + ")" },
+		Or:   func(l, r string) string { return "(" + l + " OR " + r + ")" },
+		Not:  func(x string) string { return "(NOT (" + x + "))" }, // no engine's precedence to rely on
+	})
 }
 
-// render returns the SQL, whether it is exact (not merely a superset), and
-// whether anything could be rendered.
-func render(e Expr, schema *arrow.Schema, d Dialect) (string, bool, bool) {
+func sqlLeaf(e Expr, schema *arrow.Schema, d Dialect) (string, bool, bool) {
 	switch e := e.(type) {
-	case *And:
-		return renderAnd(e, schema, d)
-	case *Or:
-		l, lx, lok := render(e.L, schema, d)
-		r, rx, rok := render(e.R, schema, d)
-		if !lok || !rok {
-			return "", false, false
-		}
-		return "(" + l + " OR " + r + ")", lx && rx, true
-	case *Not:
-		x, exact, ok := render(e.X, schema, d)
-		if !ok || !exact {
-			return "", false, false
-		}
-		return "(NOT " + x + ")", true, true
 	case *IsNull:
 		if _, err := field(schema, e.Col); err != nil {
 			return "", false, false
@@ -92,20 +133,6 @@ func render(e Expr, schema *arrow.Schema, d Dialect) (string, bool, bool) {
 		return d.QuoteIdent(e.Col) + map[bool]string{false: " IS NULL", true: " IS NOT NULL"}[e.Not], true, true
 	case *Cmp:
 		return renderCmp(e, schema, d)
-	}
-	return "", false, false
-}
-
-func renderAnd(e *And, schema *arrow.Schema, d Dialect) (string, bool, bool) {
-	l, lx, lok := render(e.L, schema, d)
-	r, rx, rok := render(e.R, schema, d)
-	switch {
-	case lok && rok:
-		return "(" + l + " AND " + r + ")", lx && rx, true
-	case lok:
-		return l, false, true
-	case rok:
-		return r, false, true
 	}
 	return "", false, false
 }
@@ -119,6 +146,9 @@ func renderCmp(e *Cmp, schema *arrow.Schema, d Dialect) (string, bool, bool) {
 	id := f.Type.ID()
 	switch {
 	case (arrow.IsInteger(id) || id == arrow.DECIMAL128 || id == arrow.DECIMAL256) && e.Lit.Kind == LitNumber:
+		if d.IntegerLiterals && !IsInt64(e.Lit) {
+			return "", false, false
+		}
 		return col + decimalText(e.Lit.Num), true, true
 	case id == arrow.BOOL && e.Lit.Kind == LitBool:
 		return col + e.Lit.Text, true, true
@@ -126,6 +156,11 @@ func renderCmp(e *Cmp, schema *arrow.Schema, d Dialect) (string, bool, bool) {
 		return col + d.QuoteString(e.Lit.Text), false, true
 	}
 	return "", false, false
+}
+
+// IsInt64 reports whether a number literal is an integer in the int64 range.
+func IsInt64(l Literal) bool {
+	return l.Kind == LitNumber && l.Num.IsInt() && l.Num.Num().IsInt64()
 }
 
 // decimalText writes r as an exact decimal (never 1e3, which MySQL reads

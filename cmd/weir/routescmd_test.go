@@ -1,0 +1,24 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/weirhq/weir"
+)
+
+// weir routes prints the matrix derived from the registered schemes: the
+// object-store sources are in it.
+func TestRoutesCmd(t *testing.T) {
+	code, out := runCmd(t, "routes", "--json")
+	var got []weir.Route
+	if err := json.Unmarshal([]byte(out), &got); code != ExitOK || err != nil {
+		t.Fatalf("exit %d, %v: %s", code, err, out)
+	}
+	for _, src := range []string{"file", "s3", "gcs", "postgres"} {
+		if !slices.Contains(got, weir.Route{Source: src, Destination: "iceberg", Implemented: true}) {
+			t.Errorf("weir routes has no implemented %s → iceberg", src)
+		}
+	}
+}

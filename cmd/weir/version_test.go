@@ -1,0 +1,35 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestVersion(t *testing.T) {
+	code, out := runCmd(t, "version", "--json")
+	if code != 0 {
+		t.Fatalf("weir version --json: exit %d", code)
+	}
+	var b buildInfo
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatalf("weir version --json printed %q: %v", out, err)
+	}
+	if b.Version == "" || b.Go != runtime.Version() || b.Platform != runtime.GOOS+"/"+runtime.GOARCH {
+		t.Errorf("build info %+v: want a version, Go %s, platform %s/%s", b, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	}
+	// This test binary links DuckDB exactly when the tag is set; the engine
+	// reports its own version (v1.2.3 or v2.0.0 style).
+	if strings.Contains(b.BuildTags, "duckdb_arrow") || b.DuckDB != "none" {
+		if !regexp.MustCompile(`^v\d+\.\d+\.\d+`).MatchString(b.DuckDB) {
+			t.Errorf("DuckDB version %q, want vX.Y.Z", b.DuckDB)
+		}
+	}
+
+	code, line := runCmd(t, "--version")
+	if code != 0 || !strings.HasPrefix(line, "weir "+b.Version) || !strings.Contains(line, "DuckDB "+b.DuckDB) {
+		t.Errorf("weir --version: exit %d, %q; want the line of weir version (%s, DuckDB %s)", code, line, b.Version, b.DuckDB)
+	}
+}

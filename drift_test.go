@@ -1,0 +1,198 @@
+package weir_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirhq/weir"
+	"github.com/weirhq/weir/cdc/cdctest"
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/routestest"
+)
+
+// driftRows renders every row of t as the server renders its values, so a
+// destination equals the source when each value is exact.
+func driftRows(t *testing.T, d *cdctest.DB, ctx context.Context, cols ...string) string {
+	t.Helper()
+	var q string
+	switch d.Kind {
+	case "mysql":
+		parts := make([]string, len(cols))
+		for i, c := range cols {
+			parts[i] = fmt.Sprintf("COALESCE(CAST(%s AS CHAR), 'NULL')", c)
+		}
+		q = fmt.Sprintf("SELECT GROUP_CONCAT(CONCAT_WS(':', %s) ORDER BY id SEPARATOR ',') FROM %s", strings.Join(parts, ", "), d.Table("t"))
+	default:
+		parts := make([]string, len(cols))
+		for i, c := range cols {
+			parts[i] = fmt.Sprintf("COALESCE(%s::text, 'NULL')", c)
+		}
+		q = fmt.Sprintf("SELECT string_agg(concat_ws(':', %s), ',' ORDER BY id) FROM %s", strings.Join(parts, ", "), d.Table("t"))
+	}
+	return d.Query(t, ctx, q)
+}
+
+// TestDrift_WideningEvolvesDestination: between two append (and merge)
+// runs the source's decimal grows in precision and scale, a varchar in
+// length, an integer in width, and a nullable column is added. The next
+// run widens the destination in the same step and every value lands
+// exact (1.2345 stays 1.2345, never 1.23); a NOT NULL column added to the
+// source is refused with bad input naming it, before a row moves.
+func TestDrift_WideningEvolvesDestination(t *testing.T) {
+	for _, kind := range []string{"postgres", "mysql"} {
+		for _, mode := range []routes.Mode{routes.ModeAppend, routes.ModeMerge} {
+			t.Run(kind+"/"+string(mode), func(t *testing.T) {
+				ctx := routestest.Context(t, 2*time.Minute)
+				src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, kind)
+				src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, amount numeric(10,2), name varchar(5), n integer)")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 12345678.91, 'abcde', 2147483647), (2, NULL, NULL, NULL)")
+				opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: mode, Cursor: "id"}
+				run := func() error {
+					_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+					return err
+				}
+				if err := run(); err != nil {
+					t.Fatal(err)
+				}
+				same := func(step string, cols ...string) {
+					t.Helper()
+					if err := run(); err != nil {
+						t.Fatalf("%s: %v", step, err)
+					}
+					if s, d := driftRows(t, src, ctx, cols...), driftRows(t, dst, ctx, cols...); s != d {
+						t.Fatalf("%s:\n dest %s\n  src %s", step, d, s)
+					}
+				}
+				// The silent case first: a decimal's scale grows (the old code
+				// exited 0 with 1.2345 stored as 1.23).
+				src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN amount TYPE numeric(12,4)")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (3, 1.2345, 'abc', 1), (4, -12345.6789, 'ü', -1)")
+				same("decimal widened", "id", "amount", "name", "n")
+				src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN name TYPE varchar(20), ALTER COLUMN n TYPE bigint")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (8, 1.2345, 'a longer name', 9223372036854775807), (9, 0, 'ü', -9223372036854775808)")
+				same("varchar and integer widened", "id", "amount", "name", "n")
+				src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ADD COLUMN extra text")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (10, 9.9999, 'e', 5, 'x'), (11, 0.0001, '', 0, NULL)")
+				cols := []string{"id", "amount", "name", "n", "extra"}
+				same("nullable column added", cols...)
+				src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ADD COLUMN required int NOT NULL DEFAULT 7")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (12, 1, 'e', 5, 'y', 8)")
+				before := driftRows(t, dst, ctx, cols...)
+				err := run()
+				if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "required") {
+					t.Fatalf("a new NOT NULL column: err = %v, want bad input naming it", err)
+				}
+				if after := driftRows(t, dst, ctx, cols...); after != before {
+					t.Fatalf("the refused run changed the destination:\n %s\n was %s", after, before)
+				}
+			})
+		}
+	}
+}
+
+// TestDrift_ReplicaWidens: a PostgreSQL or MariaDB log_based replica whose source
+// decimal grows in scale between two runs (and gains a nullable column)
+// takes the changes exact: 9.9999 stays 9.9999, never 10.00.
+func TestDrift_ReplicaWidens(t *testing.T) {
+	for _, kind := range []string{"postgres", "mysql"} {
+		t.Run(kind, func(t *testing.T) { replicaWidens(t, kind) })
+	}
+}
+
+func replicaWidens(t *testing.T, kind string) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, kind)
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, amount numeric(10,2), name varchar(5), n integer)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 1.25, 'abc', 1), (2, NULL, NULL, NULL)")
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeLogBased}
+	t.Cleanup(func() { weir.ResetLogBased(context.WithoutCancel(ctx), src.URL, dst.URL, opts) })
+	same := func(step string, cols ...string) {
+		t.Helper()
+		if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if s, d := driftRows(t, src, ctx, cols...), driftRows(t, dst, ctx, cols...); s != d {
+			t.Fatalf("%s:\n dest %s\n  src %s", step, d, s)
+		}
+	}
+	same("bootstrap", "id", "amount", "name", "n")
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN amount TYPE numeric(12,4), ALTER COLUMN name TYPE varchar(20), ALTER COLUMN n TYPE bigint")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (3, 9.9999, 'a longer name', 9223372036854775807)")
+	src.Exec(t, ctx, "UPDATE "+src.Table("t")+" SET amount = 0.0001 WHERE id = 1")
+	same("types widened", "id", "amount", "name", "n")
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ADD COLUMN extra text")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (4, 1.2345, 'x', 4, 'new')")
+	same("nullable column added", "id", "amount", "name", "n", "extra")
+}
+
+// TestDrift_ClickHouseRefusesNarrowDecimal: ClickHouse cannot widen a
+// column in the commit's step, so an append whose source decimal grew is
+// refused with bad input naming the column and the ALTER to run; the
+// destination keeps its rows. After that ALTER the run lands exact.
+func TestDrift_ClickHouseRefusesNarrowDecimal(t *testing.T) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "clickhouse")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, amount numeric(10,2))")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 1.25)")
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeAppend, Cursor: "id"}
+	if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+		t.Fatal(err)
+	}
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN amount TYPE numeric(12,4)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (2, 1.2345)")
+	_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+	if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "amount") || !strings.Contains(err.Error(), "MODIFY COLUMN") {
+		t.Fatalf("err = %v, want bad input naming amount and the ALTER", err)
+	}
+	rows := func() string {
+		return dst.Query(t, ctx, "SELECT arrayStringConcat(groupArray(concat(toString(id), ':', toString(amount))), ',') FROM (SELECT * FROM "+dst.Table("t")+" ORDER BY id)")
+	}
+	if got := rows(); got != "1:1.25" {
+		t.Fatalf("refused run changed the destination: %s", got)
+	}
+	dst.Exec(t, ctx, "ALTER TABLE "+dst.Table("t")+" MODIFY COLUMN amount Nullable(Decimal(12, 4))")
+	if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(); got != "1:1.2500,2:1.2345" {
+		t.Fatalf("after the ALTER: %s, want 1:1.2500,2:1.2345", got)
+	}
+}
+
+// TestDrift_IcebergPromotes: an append into Iceberg whose source integer,
+// float or decimal precision grew widens the table's column in the commit
+// (Iceberg's promotions) and lands every value exact; a decimal whose
+// scale grew is refused with bad input naming the column.
+func TestDrift_IcebergPromotes(t *testing.T) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "iceberg")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, amount numeric(10,2), n integer, f real)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 12345678.91, 2147483647, 1.5)")
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeAppend, Cursor: "id"}
+	if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+		t.Fatal(err)
+	}
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN amount TYPE numeric(14,2), ALTER COLUMN n TYPE bigint, ALTER COLUMN f TYPE double precision")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (2, 999999999999.99, 9223372036854775807, 0.1)")
+	if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+		t.Fatalf("after the widening: %v", err)
+	}
+	cols := []string{"id", "amount", "n", "f"}
+	got, want := strings.Join(dst.Rows(t, ctx, "t", cols), " "), "1|12345678.91|2147483647|1.5 2|999999999999.99|9223372036854775807|0.1"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN amount TYPE numeric(16,4)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (3, 1.2345, 1, 1)")
+	_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+	if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "amount") {
+		t.Fatalf("scale grew: err = %v, want bad input naming amount", err)
+	}
+	if again := strings.Join(dst.Rows(t, ctx, "t", cols), " "); again != want {
+		t.Fatalf("the refused run changed the table: %s", again)
+	}
+}

@@ -1,0 +1,10 @@
+// Package scheme names the URL schemes whose role must be known without
+// opening them: dagfile validates a dagfile (weir lint, weir generate)
+// with no adapter linked in, so it cannot ask the registries filled by the
+// adapters' init functions. The adapters use the same lists, so the two
+// cannot drift.
+package scheme
+
+// Streams are the schemes of stream sources (routes/stream.Open opens
+// each one).
+var Streams = []string{"sse", "sse+http", "sse+https", "ws", "wss", "kafka", "pubsub", "sqs"}
