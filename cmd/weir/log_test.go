@@ -23,7 +23,7 @@ func TestTransferLogJSON(t *testing.T) {
 	f := progressSource(t, n)
 	const pw = "sekret-pw-42"
 	src := strings.Replace(f.URL(), "root@", "root:"+pw+"@", 1)
-	code, stderr := runWithStderr(t, "transfer", src, f.URL(), "--table", f.Ref("src"), "--dest-table", f.Ref("out"),
+	code, _, stderr := runCmdErr(t, "transfer", src, f.URL(), "--table", f.Ref("src"), "--dest-table", f.Ref("out"),
 		"--log-level", "debug", "--log-format", "json", "--progress", "off")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
@@ -85,7 +85,7 @@ func TestTransferLogMySQLDebug(t *testing.T) {
 	src := u.String()
 	transfer := []string{"transfer", src, pg.URL(), "--table", my.Ref("t"), "--dest-table", pg.Ref("t"), "--progress", "off"}
 
-	code, stderr := runWithStderr(t, append(transfer, "--log-level", "debug")...)
+	code, _, stderr := runCmdErr(t, append(transfer, "--log-level", "debug")...)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
@@ -96,7 +96,7 @@ func TestTransferLogMySQLDebug(t *testing.T) {
 	if !stmt.MatchString(stderr) {
 		t.Errorf("no MySQL statement with a run_id at debug:\n%s", stderr)
 	}
-	code, stderr = runWithStderr(t, transfer...)
+	code, _, stderr = runCmdErr(t, transfer...)
 	if code != 0 || strings.Contains(stderr, "level=") {
 		t.Errorf("exit %d; at the default level nothing is logged, got:\n%s", code, stderr)
 	}

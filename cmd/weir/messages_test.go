@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -40,22 +39,6 @@ func TestConnectErrorOneLine(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runErr runs the CLI in-process and returns the exit code and the error
-// line main would print.
-func runErr(t *testing.T, args ...string) (int, string) {
-	t.Helper()
-	root := newRoot()
-	root.SetArgs(args)
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	err := root.ExecuteContext(routestest.Context(t, 2*time.Minute))
-	if err == nil {
-		return 0, ""
-	}
-	return exitCode(err), redactErr(err)
 }
 
 // TestTransferDidYouMean: a mistyped table is bad input naming the closest

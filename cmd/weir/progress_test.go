@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -87,23 +86,6 @@ func progressSource(t *testing.T, n int) *postgrestest.Fixture {
 	return f
 }
 
-// runWithStderr runs the CLI in-process, returning the exit code and stderr.
-func runWithStderr(t *testing.T, args ...string) (int, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	root := newRoot()
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	err := root.ExecuteContext(ctx)
-	if err != nil {
-		t.Logf("weir %s: %v", strings.Join(args, " "), err)
-	}
-	return exitCode(err), errb.String()
-}
-
 // TestTransferProgress: a PostgreSQL→PostgreSQL passthrough (which decodes
 // nothing, so rows are counted in the COPY stream) reports its progress on
 // a terminal (rows/s, ~%, ETA), as periodic key=value lines when stderr is
@@ -143,7 +125,7 @@ func TestTransferProgress(t *testing.T) {
 	})
 
 	t.Run("plain", func(t *testing.T) {
-		code, stderr := runWithStderr(t, transfer("plain", "--progress", "plain", "--progress-interval", "50ms")...)
+		code, _, stderr := runCmdErr(t, transfer("plain", "--progress", "plain", "--progress-interval", "50ms")...)
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, stderr)
 		}
@@ -169,7 +151,7 @@ func TestTransferProgress(t *testing.T) {
 	})
 
 	t.Run("json", func(t *testing.T) {
-		code, stderr := runWithStderr(t, transfer("json", "--progress", "json", "--progress-interval", "50ms")...)
+		code, _, stderr := runCmdErr(t, transfer("json", "--progress", "json", "--progress-interval", "50ms")...)
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, stderr)
 		}
