@@ -55,8 +55,8 @@ func newRoot() *cobra.Command {
 	for _, c := range commands {
 		root.AddCommand(c())
 	}
-	// Runnable, so that an unknown command reaches Args (usage error, exit 2).
-	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	// Runnable (RunE above), so that an unknown command reaches Args (usage
+	// error, exit 2).
 	root.Args = func(_ *cobra.Command, args []string) error {
 		if len(args) > 0 {
 			return fmt.Errorf("unknown command %q (run weir --help for the commands)", args[0])
