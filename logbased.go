@@ -21,7 +21,7 @@ func transferLogBased(ctx context.Context, src, dst string, opts TransferOptions
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{RunID: routes.NewRunID(), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: routes.ModeLogBased}
+	rep := &Report{RunID: runID(opts), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: routes.ModeLogBased}
 	res, err := capture.RunWith(ctx, src, dst, pairs, rep.RunID, capture.Options{Changelog: opts.Changelog, SlotWALWarn: opts.SlotWALWarn})
 	if err == nil {
 		rep.CDC = &res

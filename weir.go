@@ -35,6 +35,7 @@ type TransferOptions struct {
 	Changelog     bool        // log_based: append every change to the destination (docs/cdc.md), not a replica
 	SlotWALWarn   int64       // log_based from PostgreSQL: warn above this much WAL retained by the slot (0: 4 GiB)
 	Progress      *routes.Progress
+	RunID         string // the run's id (default: a new one)
 }
 
 // Report is what a transfer did; it is the --json output.
@@ -91,14 +92,14 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 		return nil, err
 	}
 	budget := routes.Budget{Parallel: opts.Parallel, ChunkBytes: opts.ChunkBytes}.Fill()
-	rep := &Report{RunID: routes.NewRunID(), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: mode, Parallel: budget.Parallel, ChunkBytes: budget.ChunkBytes}
+	rep := &Report{RunID: runID(opts), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: mode, Parallel: budget.Parallel, ChunkBytes: budget.ChunkBytes}
 	var errs []error
 	for _, t := range tables {
 		spec := copySpec(s, d, t, opts, n, mode, budget, rep.RunID)
 		res, err := routes.Copy(ctx, s, d, spec)
 		rep.add(res, err)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t, err))
+			errs = append(errs, tableErr(t, err))
 		}
 		if ctx.Err() != nil {
 			break
@@ -199,4 +200,21 @@ func (r *Report) add(res routes.CopyResult, err error) {
 	r.Rows += res.Rows
 	r.Bytes += res.Bytes
 	r.Tables = append(r.Tables, tr)
+}
+
+func runID(opts TransferOptions) string {
+	if opts.RunID != "" {
+		return opts.RunID
+	}
+	return routes.NewRunID()
+}
+
+// tableErr names the table an error is about, unless the probe's error
+// already starts with it.
+func tableErr(t routes.TableRef, err error) error {
+	var pe *routes.ProbeError
+	if errors.As(err, &pe) && pe.Table == t.String() {
+		return err
+	}
+	return fmt.Errorf("%s: %w", t, err)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,10 +62,13 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	Checkpoint("probe")
 	info, err := src.Probe(ctx, spec.Table)
 	if err != nil {
-		return res, err
+		return res, suggestTable(ctx, src, spec.Table, err)
 	}
 	spec = spec.withDefaults(info)
 	res.DestTable = spec.DestTable.String()
+	spec.Progress.begin(spec.Table.String(), info.RowEstimate)
+	log := slog.Default().With("table", res.Table)
+	log.InfoContext(ctx, "probe", "columns", len(info.Columns), "rows_est", info.RowEstimate, "elapsed", time.Since(start))
 	if err := notItself(ctx, dst, info, spec.DestTable); err != nil {
 		return res, err
 	}
@@ -80,11 +84,16 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	if err != nil {
 		return res, err
 	}
+	log.InfoContext(ctx, "prepare", "dest_table", res.DestTable, "mode", spec.Mode)
 	err = copyLocked(ctx, src, stage, info, spec, &res)
 	if err != nil {
 		abort(ctx, stage)
 	}
 	res.Elapsed = time.Since(start)
+	if err == nil {
+		log.InfoContext(ctx, "commit", "dest_table", res.DestTable, "rows", res.Rows, "bytes", res.Bytes, "passthrough", res.Native,
+			"kept_empty", res.KeptEmpty, "nothing_new", res.NothingNew, "elapsed", res.Elapsed)
+	}
 	return res, err
 }
 
@@ -105,6 +114,7 @@ func copyLocked(ctx context.Context, src Source, stage Stage, info *TableInfo, s
 	if err != nil {
 		return fmt.Errorf("plan %s: %w", spec.Table, err)
 	}
+	slog.InfoContext(ctx, "plan", "table", res.Table, "ranges", len(ranges), "parallel", spec.Budget.Parallel)
 	res.Pipes = min(len(ranges), spec.Budget.Parallel)
 	if err := runPipes(ctx, src, stage, ranges, spec, win, res); err != nil {
 		return err
@@ -252,21 +262,48 @@ type Progress struct {
 	mu          sync.Mutex
 	live        map[*Counter]struct{}
 	rows, bytes atomic.Int64 // from finished pipes
+	table       string       // the table being copied
+	estimate    int64        // sum of the probes' row estimates so far
+}
+
+// ProgressStats is what a progress line shows.
+type ProgressStats struct {
+	Table    string // the table being copied
+	Rows     int64  // rows read so far, every table
+	Bytes    int64  // bytes read so far, every table
+	Estimate int64  // the probes' row estimates summed over the tables begun; 0 unknown
 }
 
 // Snapshot returns rows and bytes read so far.
 func (p *Progress) Snapshot() (rows, bytes int64) {
+	s := p.Stats()
+	return s.Rows, s.Bytes
+}
+
+// Stats returns the counts so far and the estimate they are measured against.
+func (p *Progress) Stats() ProgressStats {
 	if p == nil {
-		return 0, 0
+		return ProgressStats{}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	rows, bytes = p.rows.Load(), p.bytes.Load()
+	s := ProgressStats{Table: p.table, Rows: p.rows.Load(), Bytes: p.bytes.Load(), Estimate: p.estimate}
 	for c := range p.live {
-		rows += (*c).Rows()
-		bytes += (*c).Bytes()
+		s.Rows += (*c).Rows()
+		s.Bytes += (*c).Bytes()
 	}
-	return rows, bytes
+	return s
+}
+
+// begin records the table a Copy starts on and its probe's row estimate.
+func (p *Progress) begin(table string, estimate int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.table = table
+	p.estimate += max(estimate, 0)
 }
 
 func (p *Progress) track(c Counter) (done func()) {

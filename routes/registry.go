@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -86,13 +88,85 @@ func Open(ctx context.Context, raw string) (Endpoint, error) {
 	f, ok := registry[u.Scheme()]
 	registryMu.RUnlock()
 	if !ok {
-		return nil, BadInput("unknown scheme %q in %s (known: %v; a Go program must import github.com/weirhq/weir/routes/all)", u.Scheme(), u, Schemes())
+		return nil, unknownScheme(u)
 	}
 	ep, err := f(ctx, u)
 	if err != nil {
-		return nil, &scrubbedError{msg: fmt.Sprintf("open %s: %s", u, Scrub(err.Error(), u.Password())), err: err}
+		// The adapters' errors name no URL: it is said here, once, and the
+		// drivers' multi-line texts (pgx lists each dial attempt) become
+		// one line a scheduler's log keeps together.
+		return nil, &scrubbedError{msg: fmt.Sprintf("open %s: %s", u, oneLine(Scrub(err.Error(), u.Password()))), err: err}
 	}
 	return ep, nil
+}
+
+// unknownScheme tells a CLI user which URLs work; a Go program that
+// registered none is told what to import.
+func unknownScheme(u *URL) error {
+	known := Schemes()
+	switch {
+	case len(known) == 0:
+		return BadInput("unknown scheme %q in %s: no URL scheme is registered (a Go program imports github.com/weirhq/weir/routes/all)", u.Scheme(), u)
+	case slices.Contains(StreamSchemes(), u.Scheme()):
+		return BadInput("%s is an event stream, not a table: land it with a stream task in a dagfile (docs/streams.md); tables are read from %s", u, schemeList(known))
+	}
+	return BadInput("unknown scheme %q in %s: use one of %s (weir routes lists what goes where)", u.Scheme(), u, schemeList(known))
+}
+
+func schemeList(schemes []string) string {
+	out := make([]string, len(schemes))
+	for i, s := range schemes {
+		out[i] = s + "://"
+	}
+	return strings.Join(out, ", ")
+}
+
+var (
+	streamMu      sync.RWMutex
+	streamSchemes []string
+)
+
+// RegisterStreamSchemes records the schemes of event-stream sources (package
+// routes/stream), which stream tasks read rather than Open, so that the CLI
+// lists them and Open can point a transfer of one to stream tasks.
+func RegisterStreamSchemes(schemes ...string) {
+	streamMu.Lock()
+	defer streamMu.Unlock()
+	streamSchemes = append(streamSchemes, schemes...)
+	sort.Strings(streamSchemes)
+}
+
+// StreamSchemes lists the registered stream schemes, sorted.
+func StreamSchemes() []string {
+	streamMu.RLock()
+	defer streamMu.RUnlock()
+	return slices.Clone(streamSchemes)
+}
+
+// oneLine joins a multi-line error text and drops repeated lines (pgx
+// reports the same refusal once per TLS and plain attempt).
+func oneLine(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		switch {
+		case b.Len() == 0:
+		case strings.HasSuffix(b.String(), ":"):
+			b.WriteString(" ")
+		default:
+			b.WriteString("; ")
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }
 
 // OpenSource opens raw as a Source.

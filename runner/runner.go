@@ -24,6 +24,8 @@ type Options struct {
 	// SlotWALWarn: log_based tasks from PostgreSQL warn when their slot
 	// retains more WAL (bytes; 0: pgwal.DefaultSlotWALWarn).
 	SlotWALWarn int64
+	Progress    *routes.Progress // counts transfers' rows for a progress line; nil counts nothing
+	RunID       string           // Once's run id (weir once: the CLI's, so logs and the report agree); default a new one
 }
 
 // Runner executes the tasks of one dagfile. It keeps one endpoint per
@@ -109,6 +111,9 @@ func (r *Runner) Once(ctx context.Context, name string) (*Report, error) {
 		return nil, err
 	}
 	rep := newReport(t)
+	if r.opts.RunID != "" {
+		rep.RunID = r.opts.RunID
+	}
 	if t.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t.Timeout)

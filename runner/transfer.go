@@ -56,7 +56,7 @@ func (r *Runner) copySpec(t *dagfile.Task, mode routes.Mode, from, to dagfile.Ta
 		budget.ChunkBytes = r.opts.Budget.ChunkBytes
 	}
 	return routes.CopySpec{Table: tableRef(from), DestTable: tableRef(to), Mode: mode, Budget: budget,
-		RunID: runID, Key: x.PrimaryKey, Allocator: r.opts.Allocator}
+		RunID: runID, Key: x.PrimaryKey, Allocator: r.opts.Allocator, Progress: r.opts.Progress}
 }
 
 // copyTable runs one table's copy and adds it to the report; an

@@ -40,6 +40,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	addGlobalFlags(root)
 	// --version prints what `weir version` prints. Not cobra's own Version
 	// field: that is rendered for every command, and asking DuckDB its
 	// version opens an engine.

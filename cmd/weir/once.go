@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirhq/weir/generate"
+	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/runner"
 )
 
@@ -57,13 +58,16 @@ func runOnce(cmd *cobra.Command, file, task string, opts runner.Options) (*runne
 	if err := required("--task", task); err != nil {
 		return nil, err
 	}
+	opts.Progress, opts.RunID = &routes.Progress{}, globals.runID
 	r, err := loadRunner(file, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	rs := startReporting(cmd.Context(), r, task, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	stop := startProgress(opts.Progress, opts.RunID, globals.progress, cmd.ErrOrStderr())
 	rep, err := r.Once(cmd.Context(), task)
+	stop(err)
 	rs.finish(cmd.Context(), rep, err)
 	return rep, err
 }

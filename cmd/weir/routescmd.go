@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -23,7 +24,8 @@ func newRoutesCmd() *cobra.Command {
 			if asJSON {
 				return json.NewEncoder(out).Encode(weir.Matrix())
 			}
-			fmt.Fprintf(out, "registered schemes: %v\n\n", routes.Schemes())
+			fmt.Fprintf(out, "table schemes (transfer, dagfile connections): %s\n", strings.Join(routes.Schemes(), " "))
+			fmt.Fprintf(out, "stream schemes (dagfile stream tasks): %s\n\n", strings.Join(routes.StreamSchemes(), " "))
 			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "SOURCE\tDESTINATION\tSTATUS")
 			for _, r := range weir.Matrix() {

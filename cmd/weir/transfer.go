@@ -40,9 +40,10 @@ func newTransferCmd() *cobra.Command {
 				limitMemory(opts.Parallel, opts.ChunkBytes)
 			}
 			opts.SlotWALWarn = int64(walWarn)
-			stop := startProgress(opts.Progress)
+			opts.RunID = globals.runID
+			stop := startProgress(opts.Progress, opts.RunID, globals.progress, cmd.ErrOrStderr())
 			rep, err := weir.Transfer(cmd.Context(), args[0], args[1], opts)
-			stop()
+			stop(err)
 			return finish(cmd.OutOrStdout(), rep, err, asJSON)
 		},
 	}
@@ -113,6 +114,8 @@ func printSummary(rep *weir.Report) {
 	for _, t := range rep.Tables {
 		switch {
 		case rep.CDC != nil && t.Error == "":
+		case t.Error != "" && t.DestTable == "": // failed at the probe
+			fmt.Fprintf(os.Stderr, "%s: failed\n", t.Table)
 		case t.Error != "":
 			fmt.Fprintf(os.Stderr, "%s → %s: failed\n", t.Table, t.DestTable)
 		case t.KeptEmpty:

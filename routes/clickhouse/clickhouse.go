@@ -69,12 +69,12 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 	e.conn = e.http
 	if e.native {
 		if e.conn, err = dialNative(ctx, nativeOptions(pu, db, o)); err != nil {
-			return nil, fmt.Errorf("connect %s: %w", u, err)
+			return nil, err // "connect: …"; routes.Open names the URL
 		}
 	}
 	if err := e.probeServer(ctx); err != nil {
 		e.Close()
-		return nil, fmt.Errorf("connect %s: %w", u, err)
+		return nil, fmt.Errorf("connect: %w", err)
 	}
 	return e, nil
 }

@@ -68,7 +68,7 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 	if err != nil {
 		return nil, routes.BadInput("mysql URL %s: %s", u, routes.Scrub(err.Error(), u.Password()))
 	}
-	db := sql.OpenDB(conn)
+	db := sql.OpenDB(loggingConnector{Connector: conn, u: u})
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(16)
 	db.SetConnMaxIdleTime(5 * time.Minute)
@@ -86,7 +86,7 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 func connectErr(u *routes.URL, err error) error {
 	var myErr *driver.MySQLError
 	if errors.As(err, &myErr) && (myErr.Number == 1045 || myErr.Number == 1044 || myErr.Number == 1049) {
-		return fmt.Errorf("%w: connect %s: %s (check the user, password and database in the URL)", routes.ErrBadInput, u, routes.Scrub(myErr.Message, u.Password()))
+		return fmt.Errorf("%w: connect: %s (check the user, password and database in the URL)", routes.ErrBadInput, routes.Scrub(myErr.Message, u.Password()))
 	}
 	// An unknown URL parameter is sent as a session variable the server
 	// does not have (1193), or its value is refused (1231, 1232).

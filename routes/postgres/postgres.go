@@ -50,6 +50,7 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 		return nil, routes.BadInput("postgres URL %s: %s", u, routes.Scrub(err.Error(), u.Password()))
 	}
 	cfg.MaxConns = maxConns
+	cfg.ConnConfig.Tracer = sqlTracer{u}
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "weir"
 	}
@@ -76,14 +77,14 @@ func (e *Endpoint) Close() error {
 func connectErr(u *routes.URL, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "28") || pgErr.Code == "3D000") {
-		return fmt.Errorf("%w: connect %s: %s (check the user, password and database in the URL)", routes.ErrBadInput, u, routes.Scrub(pgErr.Message, u.Password()))
+		return fmt.Errorf("%w: connect: %s (check the user, password and database in the URL)", routes.ErrBadInput, routes.Scrub(pgErr.Message, u.Password()))
 	}
 	// An unknown URL parameter is sent as a setting the server refuses
 	// (42704), or a setting's value is refused (22023).
 	if errors.As(err, &pgErr) && (pgErr.Code == "42704" || pgErr.Code == "22023") {
-		return fmt.Errorf("%w: connect %s: %s (check the URL's query parameters)", routes.ErrBadInput, u, routes.Scrub(pgErr.Message, u.Password()))
+		return fmt.Errorf("%w: connect: %s (check the URL's query parameters)", routes.ErrBadInput, routes.Scrub(pgErr.Message, u.Password()))
 	}
-	return fmt.Errorf("connect %s: %w", u, err)
+	return fmt.Errorf("connect: %w", err) // routes.Open names the URL and scrubs the text
 }
 
 // ident quotes a table reference; an empty schema stays unqualified.

@@ -99,6 +99,9 @@ type stream struct {
 	opts  routes.ReadOptions
 	sql   string
 	bytes atomic.Int64
+	// relayRows counts the tuples WriteTo passes on (a passthrough decodes
+	// nothing, so Batches counts none).
+	relayRows atomic.Int64
 }
 
 var (
@@ -108,6 +111,7 @@ var (
 
 func (s *stream) Format() string { return NativeFormat }
 func (s *stream) Bytes() int64   { return s.bytes.Load() }
+func (s *stream) Rows() int64    { return s.Batches.Rows() + s.relayRows.Load() }
 
 // decode runs the COPY into the binary COPY decoder, which emits batches.
 func (s *stream) decode(ctx context.Context, emit func(arrow.RecordBatch) error) error {
@@ -125,7 +129,8 @@ func (s *stream) WriteTo(w io.Writer) (int64, error) {
 	if !s.Claim() {
 		return 0, errors.New("stream already read as Arrow")
 	}
-	err := s.wrap(s.copyOut(s.ctx, &countingWriter{w: w, n: &s.bytes}))
+	tc := &tupleCounter{rows: &s.relayRows}
+	err := s.wrap(s.copyOut(s.ctx, &countingWriter{w: w, n: &s.bytes, tuples: tc}))
 	return s.bytes.Load(), err
 }
 
@@ -153,6 +158,7 @@ func (s *stream) copyOut(ctx context.Context, w io.Writer) error {
 	}
 	snap := s.e.snap.id(s.info)
 	if snap == "" {
+		routes.LogSQL(ctx, s.e.url, s.sql)
 		_, err = conn.Conn().PgConn().CopyTo(ctx, cw, s.sql)
 		return err
 	}
@@ -170,6 +176,7 @@ func (s *stream) copyInSnapshot(ctx context.Context, conn *pgxpool.Conn, snap st
 	if err != nil {
 		return fmt.Errorf("import snapshot: %w", err)
 	}
+	routes.LogSQL(ctx, s.e.url, s.sql)
 	if _, err := conn.Conn().PgConn().CopyTo(ctx, w, s.sql); err != nil {
 		return err
 	}
@@ -177,12 +184,16 @@ func (s *stream) copyInSnapshot(ctx context.Context, conn *pgxpool.Conn, snap st
 }
 
 type countingWriter struct {
-	w io.Writer
-	n *atomic.Int64
+	w      io.Writer
+	n      *atomic.Int64
+	tuples *tupleCounter // nil unless relaying
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n.Add(int64(n))
+	if c.tuples != nil {
+		c.tuples.Write(p[:n])
+	}
 	return n, err
 }

@@ -84,6 +84,7 @@ func (st *stage) copyIn(ctx context.Context, produce func(io.Writer) error) (int
 		pw.CloseWithError(err)
 		perr <- err
 	}()
+	routes.LogSQL(ctx, st.e.url, st.copySQL())
 	tag, cerr := conn.Conn().PgConn().CopyFrom(ctx, pr, st.copySQL())
 	pr.CloseWithError(errCopyEnded)
 	if err := <-perr; err != nil && !errors.Is(err, errCopyEnded) {

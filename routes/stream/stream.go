@@ -69,6 +69,8 @@ type Options struct {
 // stream sources against).
 var Schemes = scheme.Streams
 
+func init() { routes.RegisterStreamSchemes(Schemes...) }
+
 // Open opens the source a URL names. A malformed URL is bad input.
 func Open(ctx context.Context, raw string, opts Options) (Source, error) {
 	u, err := url.Parse(raw)
