@@ -21,6 +21,10 @@ const (
 	RuleStreamNoCursor   = "STREAM-003"
 	RuleContractBind     = "CONTRACT-001" // DuckDB refuses a contract's type name or rule (weir lint binds them)
 	RuleContractUnbound  = "CONTRACT-002" // a rule reads a column the contract does not list: lint cannot bind it
+	// RuleModelIncrementalJoin: a model reads two or more sources incrementally.
+	RuleModelIncrementalJoin = "MODEL-001"
+	// RuleModelLookupKey: an incremental model's lookup does not declare its join key.
+	RuleModelLookupKey = "MODEL-003"
 )
 
 // Error is one problem in a dagfile, located at File:Line:Col. Key is the

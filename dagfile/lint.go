@@ -57,6 +57,8 @@ var Rules = []RuleInfo{
 	{RuleStreamNoCursor, SeverityWarning, "a WebSocket source without cursor: at-least-once within one connection only"},
 	{RuleContractBind, SeverityError, "a contract type name or rule that DuckDB cannot parse or bind (checked by weir lint, which links DuckDB)"},
 	{RuleContractUnbound, SeverityWarning, "a contract rule reads a column its columns: do not list, so lint cannot bind it"},
+	{RuleModelIncrementalJoin, SeverityError, "a model reads two or more sources incrementally: rows whose match arrived in another run would be lost; declare all but one lookup:, or use mode: replace"},
+	{RuleModelLookupKey, SeverityError, "an incremental model's lookup without key: weir could not find rows with no match, and an inner join would drop them silently"},
 }
 
 // SortFindings orders findings as Check does: the dagfile (path) first,
