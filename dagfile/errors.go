@@ -23,8 +23,12 @@ const (
 	RuleContractUnbound  = "CONTRACT-002" // a rule reads a column the contract does not list: lint cannot bind it
 	// RuleModelIncrementalJoin: a model reads two or more sources incrementally.
 	RuleModelIncrementalJoin = "MODEL-001"
+	// RuleModelSQL: a model's SQL does not parse, or does not bind against its inputs' known schemas.
+	RuleModelSQL = "MODEL-002"
 	// RuleModelLookupKey: an incremental model's lookup does not declare its join key.
 	RuleModelLookupKey = "MODEL-003"
+	// RuleModelUnbound: a model's SQL could not be bound: an input's schema is not knowable offline.
+	RuleModelUnbound = "MODEL-004"
 )
 
 // Error is one problem in a dagfile, located at File:Line:Col. Key is the

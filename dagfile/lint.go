@@ -58,7 +58,9 @@ var Rules = []RuleInfo{
 	{RuleContractBind, SeverityError, "a contract type name or rule that DuckDB cannot parse or bind (checked by weir lint, which links DuckDB)"},
 	{RuleContractUnbound, SeverityWarning, "a contract rule reads a column its columns: do not list, so lint cannot bind it"},
 	{RuleModelIncrementalJoin, SeverityError, "a model reads two or more sources incrementally: rows whose match arrived in another run would be lost; declare all but one lookup:, or use mode: replace"},
+	{RuleModelSQL, SeverityError, "a model's SQL does not parse, or does not bind against its inputs' schemas where lint knows them (checked by weir lint, which links DuckDB)"},
 	{RuleModelLookupKey, SeverityError, "an incremental model's lookup without key: weir could not find rows with no match, and an inner join would drop them silently"},
+	{RuleModelUnbound, SeverityInfo, "a model's SQL was parsed but not bound: an input's schema is not knowable offline (say which)"},
 }
 
 // SortFindings orders findings as Check does: the dagfile (path) first,
