@@ -122,12 +122,14 @@ func (l *modelLinter) bind(ctx context.Context, t *dagfile.Task) *modelBinding {
 		}
 		schemas[name] = s
 	}
-	for _, name := range read {
-		if name == dagfile.ThisView {
-			b.why = "it reads this (the sink's rows), whose schema is not knowable offline"
+	if slices.Contains(read, dagfile.ThisView) {
+		s, why := l.lakeSchema(ctx, m.Sink)
+		if s == nil {
+			b.why = "it reads this (the sink's rows), whose schema is not knowable offline: " + why
 			add(dagfile.RuleModelUnbound, "not bound: %s; weir once checks it when it runs", b.why)
 			return b
 		}
+		schemas[dagfile.ThisView] = s
 	}
 	if err := l.db.Reset(ctx); err != nil {
 		b.why = err.Error()
@@ -157,28 +159,9 @@ func (l *modelLinter) bind(ctx context.Context, t *dagfile.Task) *modelBinding {
 // table's schema in a local Iceberg lake (a SQLite catalog, read-only),
 // else the bound output of the model of the dagfile that writes it.
 func (l *modelLinter) sourceSchema(ctx context.Context, a dagfile.TableAddr) (*arrow.Schema, string) {
-	why := "connection " + a.Conn + " is not defined"
-	c := l.f.Connections[a.Conn]
-	raw := ""
-	switch {
-	case c == nil:
-	case c.Expanded():
-		raw = c.URL()
-	case len(c.Vars) == 0:
-		raw = c.Raw // nothing to expand
-	default:
-		why = "connection " + a.Conn + " uses ${" + strings.Join(c.Vars, "}, ${") + "}, which lint does not read"
-	}
-	if raw != "" {
-		s, ok, w, err := iceberg.OfflineSchema(ctx, ResolveURL(raw, l.f.Dir), tableRef(a))
-		switch {
-		case err != nil:
-			why = err.Error()
-		case ok:
-			return s, ""
-		default:
-			why = w
-		}
+	s, why := l.lakeSchema(ctx, a)
+	if s != nil {
+		return s, ""
 	}
 	w := l.writer[strings.ToLower(a.String())]
 	switch {
@@ -192,6 +175,31 @@ func (l *modelLinter) sourceSchema(ctx context.Context, a dagfile.TableAddr) (*a
 		return nil, why + ", and model " + w.Name + " writes it, but " + b.why
 	}
 	return b.schema, ""
+}
+
+// lakeSchema is a table's schema in a local Iceberg lake, read-only, or
+// why it is not knowable that way.
+func (l *modelLinter) lakeSchema(ctx context.Context, a dagfile.TableAddr) (*arrow.Schema, string) {
+	c := l.f.Connections[a.Conn]
+	raw := ""
+	switch {
+	case c == nil:
+		return nil, "connection " + a.Conn + " is not defined"
+	case c.Expanded():
+		raw = c.URL()
+	case len(c.Vars) == 0:
+		raw = c.Raw // nothing to expand
+	default:
+		return nil, "connection " + a.Conn + " uses ${" + strings.Join(c.Vars, "}, ${") + "}, which lint does not read"
+	}
+	s, ok, why, err := iceberg.OfflineSchema(ctx, ResolveURL(raw, l.f.Dir), tableRef(a))
+	switch {
+	case err != nil:
+		return nil, err.Error()
+	case !ok:
+		return nil, why
+	}
+	return s, ""
 }
 
 // firstLine is DuckDB's error without its prefix, first line only.

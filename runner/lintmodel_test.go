@@ -37,6 +37,10 @@ tasks:
     model: {source: lake:s.nosuch, sink: lake:silver.unknown, sql: "SELECT id FROM input"}
   constant:
     model: {source: lake:s.nosuch, sink: lake:silver.constant, sql: "SELECT 1 AS one"}
+  this_typo:
+    model: {source: lake:s.nosuch, sink: lake:bronze.orders, sql: "SELECT t.id FROM this t WHERE t.amout > 0"}
+  this_new:
+    model: {source: lake:s.nosuch, sink: lake:gold.new, sql: "SELECT id FROM this"}
 `)
 	f, err := dagfile.LoadStatic(path)
 	if err != nil {
@@ -55,6 +59,8 @@ tasks:
 		`:12:63: error MODEL-002: task gold_typo: SQL: Binder Error: Referenced column "amount" not found in FROM clause!`,
 		`:14:72: error MODEL-002: task syntax: SQL: does not parse: syntax error at or near "SELEC"`,
 		`:16:68: info MODEL-004: task unknown: SQL: not bound: the schema of input (lake:s.nosuch) is not knowable offline: the table does not exist yet in`,
+		`:20:67: error MODEL-002: task this_typo: SQL: Binder Error: Table "t" does not have a column named "amout"`,
+		`:22:62: info MODEL-004: task this_new: SQL: not bound: it reads this (the sink's rows), whose schema is not knowable offline: the table does not exist yet`,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
