@@ -23,7 +23,7 @@ var malformed = []struct {
 	}},
 	{"unknown model key", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sqll: SELECT 1}\n", []string{
 		"testdata/weir.yaml:7:5: tasks.a.model: model needs sql: (inline SQL) or sql_file: (a .sql file relative to the dagfile)",
-		"testdata/weir.yaml:7:51: tasks.a.model.sqll: unknown key \"sqll\" (did you mean \"sql\"?); allowed: source, sources, lookup, cursor, sink, mode, key, sql, sql_file, start, max_batch_rows, on_change",
+		"testdata/weir.yaml:7:51: tasks.a.model.sqll: unknown key \"sqll\" (did you mean \"sql\"?); allowed: source, sources, lookup, cursor, sink, mode, key, sql, sql_file, start, max_batch_rows, on_change, independent",
 	}},
 	{"unknown connection in sink", head + "  a:\n    model: {source: app:public.x, sink: lak:s.a, sql: SELECT 1}\n", []string{
 		"testdata/weir.yaml:7:41: tasks.a.model.sink: unknown connection \"lak\" (did you mean \"lake\"?); defined: app, lake",
@@ -178,7 +178,7 @@ var malformed = []struct {
 		"  e:\n    model: {source: app:public.e, sink: lake:s.e, sql: SELECT 1, mode: replace, cursor: updated_at}\n", []string{
 		"testdata/weir.yaml:7:74: tasks.a.model.cursor: expected a column name (the cursor of source:), got a list",
 		"testdata/weir.yaml:7:82: tasks.a.model.lookup: lookup names sources of sources: (a model with source: reads one table incrementally)",
-		"testdata/weir.yaml:9:13: tasks.b.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully)",
+		"testdata/weir.yaml:9:13: tasks.b.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully); a SQL that never joins them (a UNION ALL) declares independent: true",
 		"testdata/weir.yaml:9:97: tasks.b.model.cursor: with sources:, cursor is a mapping of source names to columns, e.g. {o: updated_at}",
 		"testdata/weir.yaml:9:118: tasks.b.model.lookup.cc: lookup \"cc\" is not a source (did you mean \"c\"?); allowed: c, o",
 		"testdata/weir.yaml:11:98: tasks.c.model.cursor.c: source \"c\" is a lookup (read whole every run): it has no cursor",
@@ -195,8 +195,8 @@ var malformed = []struct {
 		"  e:\n    model: {sources: {o: app:public.o, c: app:public.c}, lookup: {c: {key: id, on_missing: skip}}, sink: lake:s.e, sql: SELECT 1}\n" +
 		"  f:\n    model: {sources: {o: app:public.o, c: app:public.c}, lookup: [c], mode: replace, sink: lake:s.f, sql: SELECT 1}\n" +
 		"  g:\n    model: {sources: {o: app:public.o, c: app:public.c}, mode: replace, sink: lake:s.g, sql: SELECT 1}\n", []string{
-		"testdata/weir.yaml:7:13: tasks.a.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully)",
-		"testdata/weir.yaml:9:13: tasks.b.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully)",
+		"testdata/weir.yaml:7:13: tasks.a.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully); a SQL that never joins them (a UNION ALL) declares independent: true",
+		"testdata/weir.yaml:9:13: tasks.b.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully); a SQL that never joins them (a UNION ALL) declares independent: true",
 		"testdata/weir.yaml:11:66: tasks.c.model.lookup: lookup needs the join key of each lookup, so rows with no match are held instead of lost: write lookup: {c: {key: [column], on_missing: hold}} (hold waits for the lookup row, drop lets the SQL's join drop it)",
 		"testdata/weir.yaml:13:67: tasks.d.model.lookup.c: lookup c needs key: (the join's columns, named alike in both tables), so weir can find rows with no match",
 		"testdata/weir.yaml:15:92: tasks.e.model.lookup.c.on_missing: bad on_missing \"skip\"; allowed: hold, drop",

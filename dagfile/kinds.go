@@ -179,10 +179,14 @@ type Model struct {
 	Start        string   // earliest (default) | latest | an offset
 	MaxBatchRows int      // 0: no bound
 	OnChange     string   // warn (default) | error | ignore
+	// Independent: the SQL never matches rows of one source with rows of
+	// another (a UNION ALL of per-source transforms), so several sources
+	// may be read incrementally (rule MODEL-001 otherwise refuses it).
+	Independent bool
 }
 
 var modelKeys = []string{"source", "sources", "lookup", "cursor", "sink", "mode", "key", "sql", "sql_file",
-	"start", "max_batch_rows", "on_change"}
+	"start", "max_batch_rows", "on_change", "independent"}
 
 var viewRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
@@ -220,6 +224,8 @@ func (p *parser) modelFields(m *Model, fs map[string]field) {
 			m.MaxBatchRows = p.d.integer(g, 1)
 		case "on_change":
 			m.OnChange = p.d.enum(g, "on_change", "warn", "error", "ignore")
+		case "independent":
+			m.Independent = p.d.boolean(g)
 		}
 	}
 }
@@ -351,7 +357,7 @@ func (p *parser) modelLookup(m *Model, fs map[string]field) {
 // new rows of the other, and rows whose partner arrived in another batch
 // would never meet (rule MODEL-001).
 func (p *parser) incrementalJoin(m *Model, fs map[string]field) {
-	if m.Mode == "replace" || m.Sources == nil {
+	if m.Mode == "replace" || m.Sources == nil || m.Independent {
 		return
 	}
 	var inc []string
@@ -365,7 +371,7 @@ func (p *parser) incrementalJoin(m *Model, fs map[string]field) {
 	}
 	g := fs["sources"]
 	p.d.failAt(nodePos(g.key), g.path, RuleModelIncrementalJoin,
-		"sources %s are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully)",
+		"sources %s are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully); a SQL that never joins them (a UNION ALL) declares independent: true",
 		strings.Join(inc, ", "))
 }
 

@@ -89,10 +89,11 @@ var lintCases = []struct {
 	{rule: RuleModelIncrementalJoin,
 		fail: "  a: {model: {sources: {o: lake:s.o, c: lake:s.c}, sink: lake:s.a, sql: SELECT 1}}\n",
 		want: []string{
-			"lint.yaml:9:15: error MODEL-001: tasks.a.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully)",
+			"lint.yaml:9:15: error MODEL-001: tasks.a.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully); a SQL that never joins them (a UNION ALL) declares independent: true",
 		},
 		pass: "  a: {model: {sources: {o: lake:s.o, c: lake:s.c}, lookup: {c: customer_id}, sink: lake:s.a, sql: SELECT 1}}\n" +
-			"  b: {model: {sources: {o: lake:s.o, c: lake:s.c}, mode: replace, sink: lake:s.b, sql: SELECT 1}}\n"},
+			"  b: {model: {sources: {o: lake:s.o, c: lake:s.c}, mode: replace, sink: lake:s.b, sql: SELECT 1}}\n" +
+			"  c: {model: {sources: {o: lake:s.o, c: lake:s.c}, independent: true, sink: lake:s.c, sql: SELECT 1}}\n"},
 	{rule: RuleModelLookupKey,
 		fail: "  a: {model: {sources: {o: lake:s.o, c: lake:s.c}, lookup: [c], sink: lake:s.a, sql: SELECT 1}}\n",
 		want: []string{
