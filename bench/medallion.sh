@@ -77,7 +77,7 @@ tasks:
   gold_revenue_by_country:
     model:
       sources: {o: lake:silver.orders, c: lake:bronze.customers}
-      lookup: [c]
+      lookup: {c: customer_id}
       sink: lake:gold.revenue_by_country
       mode: upsert
       key: [country]

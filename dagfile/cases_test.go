@@ -23,7 +23,7 @@ var malformed = []struct {
 	}},
 	{"unknown model key", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sqll: SELECT 1}\n", []string{
 		"testdata/weir.yaml:7:5: tasks.a.model: model needs sql: (inline SQL) or sql_file: (a .sql file relative to the dagfile)",
-		"testdata/weir.yaml:7:51: tasks.a.model.sqll: unknown key \"sqll\" (did you mean \"sql\"?); allowed: source, sources, lookup, cursor, sink, mode, key, sql, sql_file, start, max_batch_rows, on_change",
+		"testdata/weir.yaml:7:51: tasks.a.model.sqll: unknown key \"sqll\" (did you mean \"sql\"?); allowed: source, sources, lookup, cursor, sink, mode, key, sql, sql_file, start, max_batch_rows, on_change, independent",
 	}},
 	{"unknown connection in sink", head + "  a:\n    model: {source: app:public.x, sink: lak:s.a, sql: SELECT 1}\n", []string{
 		"testdata/weir.yaml:7:41: tasks.a.model.sink: unknown connection \"lak\" (did you mean \"lake\"?); defined: app, lake",
@@ -179,19 +179,34 @@ var malformed = []struct {
 		"testdata/weir.yaml:5:6: connections.c: expected a URL (${VAR} references are expanded from the environment), got a list",
 	}},
 	{"model cursor and lookup", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sql: SELECT 1, cursor: [a, b], lookup: [x]}\n" +
-		"  b:\n    model: {sources: {o: app:public.o, c: app:public.c}, sink: lake:s.b, sql: SELECT 1, cursor: updated_at, lookup: [cc]}\n" +
-		"  c:\n    model: {sources: {o: app:public.o, c: app:public.c}, sink: lake:s.c, sql: SELECT 1, cursor: {c: updated_at, x: id}, lookup: c}\n" +
-		"  d:\n    model: {sources: {o: app:public.o, this: app:public.t}, sink: lake:s.d, sql: SELECT 1, lookup: [o]}\n" +
+		"  b:\n    model: {sources: {o: app:public.o, c: app:public.c}, sink: lake:s.b, sql: SELECT 1, cursor: updated_at, lookup: {cc: id}}\n" +
+		"  c:\n    model: {sources: {o: app:public.o, c: app:public.c}, sink: lake:s.c, sql: SELECT 1, cursor: {c: updated_at, x: id}, lookup: {c: id}}\n" +
+		"  d:\n    model: {sources: {o: app:public.o, this: app:public.t}, sink: lake:s.d, sql: SELECT 1, lookup: {o: id}}\n" +
 		"  e:\n    model: {source: app:public.e, sink: lake:s.e, sql: SELECT 1, mode: replace, cursor: updated_at}\n", []string{
 		"testdata/weir.yaml:7:74: tasks.a.model.cursor: expected a column name (the cursor of source:), got a list",
 		"testdata/weir.yaml:7:82: tasks.a.model.lookup: lookup names sources of sources: (a model with source: reads one table incrementally)",
+		"testdata/weir.yaml:9:13: tasks.b.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully); a SQL that never joins them (a UNION ALL) declares independent: true",
 		"testdata/weir.yaml:9:97: tasks.b.model.cursor: with sources:, cursor is a mapping of source names to columns, e.g. {o: updated_at}",
-		"testdata/weir.yaml:9:118: tasks.b.model.lookup[0]: lookup \"cc\" is not a source (did you mean \"c\"?); allowed: c, o",
+		"testdata/weir.yaml:9:118: tasks.b.model.lookup.cc: lookup \"cc\" is not a source (did you mean \"c\"?); allowed: c, o",
 		"testdata/weir.yaml:11:98: tasks.c.model.cursor.c: source \"c\" is a lookup (read whole every run): it has no cursor",
 		"testdata/weir.yaml:11:113: tasks.c.model.cursor.x: cursor for \"x\", which is not a source; allowed: c, o",
 		"testdata/weir.yaml:13:40: tasks.d.model.sources.this: source name \"this\" is taken: the view this is the model's own sink; pick another name",
 		"testdata/weir.yaml:13:100: tasks.d.model.lookup: every source is a lookup: nothing is read incrementally; keep one source out of lookup, or use mode: replace",
 		"testdata/weir.yaml:15:81: tasks.e.model.cursor: cursor is used only by mode append or upsert (mode is replace)",
+	}},
+	{"model joins", head +
+		"  a:\n    model: {sources: {o: app:public.o, c: app:public.c}, sink: lake:s.a, sql: SELECT 1}\n" +
+		"  b:\n    model: {sources: {o: app:public.o, c: app:public.c, r: app:public.r}, lookup: {r: id}, sink: lake:s.b, sql: SELECT 1}\n" +
+		"  c:\n    model: {sources: {o: app:public.o, c: app:public.c}, lookup: [c], mode: upsert, key: id, sink: lake:s.c, sql: SELECT 1}\n" +
+		"  d:\n    model: {sources: {o: app:public.o, c: app:public.c}, lookup: {c: {on_missing: hold}}, sink: lake:s.d, sql: SELECT 1}\n" +
+		"  e:\n    model: {sources: {o: app:public.o, c: app:public.c}, lookup: {c: {key: id, on_missing: skip}}, sink: lake:s.e, sql: SELECT 1}\n" +
+		"  f:\n    model: {sources: {o: app:public.o, c: app:public.c}, lookup: [c], mode: replace, sink: lake:s.f, sql: SELECT 1}\n" +
+		"  g:\n    model: {sources: {o: app:public.o, c: app:public.c}, mode: replace, sink: lake:s.g, sql: SELECT 1}\n", []string{
+		"testdata/weir.yaml:7:13: tasks.a.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully); a SQL that never joins them (a UNION ALL) declares independent: true",
+		"testdata/weir.yaml:9:13: tasks.b.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully); a SQL that never joins them (a UNION ALL) declares independent: true",
+		"testdata/weir.yaml:11:66: tasks.c.model.lookup: lookup needs the join key of each lookup, so rows with no match are held instead of lost: write lookup: {c: {key: [column], on_missing: hold}} (hold waits for the lookup row, drop lets the SQL's join drop it)",
+		"testdata/weir.yaml:13:67: tasks.d.model.lookup.c: lookup c needs key: (the join's columns, named alike in both tables), so weir can find rows with no match",
+		"testdata/weir.yaml:15:92: tasks.e.model.lookup.c.on_missing: bad on_missing \"skip\"; allowed: hold, drop",
 	}},
 	{"tags", head + "  a:\n    transfer: {from: app, table: public.x, to: lake}\n    tags: [ok, 'not ok']\n", []string{
 		"testdata/weir.yaml:8:11: tasks.a.tags: tag \"not ok\" is not allowed: use letters, digits, _ . and - (at most 63)",

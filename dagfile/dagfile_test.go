@@ -335,8 +335,12 @@ func TestParse_ModelCursorAndLookup(t *testing.T) {
 	}{
 		{"source with cursor", "{source: app:public.x, sink: lake:s.a, sql: SELECT 1, cursor: updated_at}",
 			map[string]string{"input": "updated_at"}, nil},
-		{"sources with a lookup", "{sources: {o: app:public.o, c: app:public.c}, lookup: c, sink: lake:s.a, sql: SELECT 1, cursor: {o: updated_at}}",
+		{"sources with a lookup", "{sources: {o: app:public.o, c: app:public.c}, lookup: {c: customer_id}, sink: lake:s.a, sql: SELECT 1, cursor: {o: updated_at}}",
 			map[string]string{"o": "updated_at"}, []string{"c"}},
+		{"a lookup declared in full", "{sources: {o: app:public.o, c: app:public.c}, lookup: {c: {key: [a, b], on_missing: drop}}, sink: lake:s.a, sql: SELECT 1}",
+			nil, []string{"c"}},
+		{"a list of lookups, replace", "{sources: {o: app:public.o, c: app:public.c}, lookup: [c], mode: replace, sink: lake:s.a, sql: SELECT 1}",
+			nil, []string{"c"}},
 		{"neither", "{source: app:public.x, sink: lake:s.a, sql: SELECT 1}", nil, nil},
 	}
 	for _, tt := range tests {

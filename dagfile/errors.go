@@ -24,6 +24,14 @@ const (
 	RulePodLocalFiles    = "K8S-001"      // a task run in a pod uses local files (a file lake, a SQLite catalog) with no volume
 	RuleEnvNeeds         = "ENV-000"      // what a task's pod must be given (weir lint --env-from)
 	RuleEnvMissing       = "ENV-001"      // a variable a task needs that --env-from does not provide
+	// RuleModelIncrementalJoin: a model reads two or more sources incrementally.
+	RuleModelIncrementalJoin = "MODEL-001"
+	// RuleModelSQL: a model's SQL does not parse, or does not bind against its inputs' known schemas.
+	RuleModelSQL = "MODEL-002"
+	// RuleModelLookupKey: an incremental model's lookup does not declare its join key.
+	RuleModelLookupKey = "MODEL-003"
+	// RuleModelUnbound: a model's SQL could not be bound: an input's schema is not knowable offline.
+	RuleModelUnbound = "MODEL-004"
 )
 
 // Error is one problem in a dagfile, located at File:Line:Col. Key is the

@@ -170,10 +170,11 @@ const ThisView = "this"
 
 // Model is a model task: incremental SQL (DuckDB) over new source rows.
 type Model struct {
-	Source       TableAddr            // the one source, read as the view input
-	Sources      map[string]TableAddr // named sources, one view each (instead of Source)
-	Lookup       []string             // names of sources read whole every run (tables a join looks up); no offsets
-	Cursor       map[string]string    // cursor column by view name ("input" for source:); none: the source's default
+	Source       TableAddr             // the one source, read as the view input
+	Sources      map[string]TableAddr  // named sources, one view each (instead of Source)
+	Lookup       []string              // names of sources read whole every run (tables a join looks up); no offsets
+	LookupSpec   map[string]LookupSpec // by lookup name: the join key and what happens to unmatched rows
+	Cursor       map[string]string     // cursor column by view name ("input" for source:); none: the source's default
 	Sink         TableAddr
 	Mode         string   // append (default) | upsert | replace
 	Key          []string // upsert key columns
@@ -183,10 +184,14 @@ type Model struct {
 	Start        string   // earliest (default) | latest | an offset
 	MaxBatchRows int      // 0: no bound
 	OnChange     string   // warn (default) | error | ignore
+	// Independent: the SQL never matches rows of one source with rows of
+	// another (a UNION ALL of per-source transforms), so several sources
+	// may be read incrementally (rule MODEL-001 otherwise refuses it).
+	Independent bool
 }
 
 var modelKeys = []string{"source", "sources", "lookup", "cursor", "sink", "mode", "key", "sql", "sql_file",
-	"start", "max_batch_rows", "on_change"}
+	"start", "max_batch_rows", "on_change", "independent"}
 
 var viewRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
@@ -197,6 +202,7 @@ func (p *parser) model(t *Task, k field) *Model {
 	p.modelFields(m, fs)
 	p.modelSources(m, fs, k)
 	p.modelLookup(m, fs)
+	p.incrementalJoin(m, fs)
 	p.modelCursor(m, fs)
 	if p.require(fs, k, "sink", "the table it writes, connection:schema.table") {
 		m.Sink = p.addr(fs["sink"])
@@ -223,6 +229,8 @@ func (p *parser) modelFields(m *Model, fs map[string]field) {
 			m.MaxBatchRows = p.d.integer(g, 1)
 		case "on_change":
 			m.OnChange = p.d.enum(g, "on_change", "warn", "error", "ignore")
+		case "independent":
+			m.Independent = p.d.boolean(g)
 		}
 	}
 }
@@ -268,7 +276,25 @@ func (p *parser) modelSources(m *Model, fs map[string]field, k field) {
 	}
 }
 
-// modelLookup decodes lookup: names of sources: read whole every run.
+// LookupSpec declares how a model joins a lookup: the key columns (named
+// alike in the incremental source and the lookup) and what happens to an
+// incremental row with no match on them.
+type LookupSpec struct {
+	Key       []string
+	OnMissing string // hold (default) | drop
+}
+
+// The on_missing values of a lookup.
+const (
+	OnMissingHold = "hold" // the batch is not committed until every row matches: it waits, counted as lag
+	OnMissingDrop = "drop" // the SQL's own join decides (an inner join drops the row)
+)
+
+var lookupKeys = []string{"key", "on_missing"}
+
+// modelLookup decodes lookup: the sources of sources: read whole every run,
+// as a mapping {name: {key: [...], on_missing: hold|drop}} (a name: key
+// shorthand gives the key alone), or, for a replace model, a list of names.
 func (p *parser) modelLookup(m *Model, fs map[string]field) {
 	g, ok := fs["lookup"]
 	if !ok {
@@ -278,20 +304,80 @@ func (p *parser) modelLookup(m *Model, fs map[string]field) {
 		p.d.fail(g.key, g.path, "lookup names sources of sources: (a model with source: reads one table incrementally)")
 		return
 	}
-	for _, item := range p.d.items(g) {
-		name, ok := p.d.scalar(item, "a source name")
-		if !ok {
-			continue
+	known := func(n *yaml.Node, path, name string) bool {
+		if _, ok := m.Sources[name]; !ok {
+			p.d.fail(n, path, "lookup %q is not a source%s", name, didYouMean(name, sortedKeys(m.Sources)))
+			return false
 		}
-		if _, known := m.Sources[name]; !known {
-			p.d.fail(item.val, item.path, "lookup %q is not a source%s", name, didYouMean(name, sortedKeys(m.Sources)))
-			continue
+		return true
+	}
+	m.LookupSpec = map[string]LookupSpec{}
+	if g.val.Kind == yaml.MappingNode {
+		for _, f := range p.d.fields(g.val, g.path, nil) {
+			if !known(f.key, f.path, f.name) {
+				continue
+			}
+			spec := LookupSpec{OnMissing: OnMissingHold}
+			if f.val.Kind == yaml.MappingNode {
+				for _, o := range p.d.fields(f.val, f.path, lookupKeys) {
+					switch o.name {
+					case "key":
+						spec.Key = p.d.strs(o)
+					case "on_missing":
+						spec.OnMissing = p.d.enum(o, "on_missing", OnMissingHold, OnMissingDrop)
+					}
+				}
+			} else {
+				spec.Key = p.d.strs(f)
+			}
+			if len(spec.Key) == 0 {
+				p.d.failAt(nodePos(f.key), f.path, RuleModelLookupKey, "lookup %s needs key: (the join's columns, named alike in both tables), so weir can find rows with no match", f.name)
+			}
+			m.Lookup = append(m.Lookup, f.name)
+			m.LookupSpec[f.name] = spec
 		}
-		m.Lookup = append(m.Lookup, name)
+	} else {
+		for _, item := range p.d.items(g) {
+			name, ok := p.d.scalar(item, "a source name")
+			if !ok || !known(item.val, item.path, name) {
+				continue
+			}
+			m.Lookup = append(m.Lookup, name)
+		}
+		if m.Mode != "replace" && len(m.Lookup) > 0 && len(m.Lookup) < len(m.Sources) {
+			// A replace model recomputes from whole tables: a late lookup
+			// row is seen on the next run. An incremental one would lose
+			// the rows that arrived before it, silently.
+			p.d.failAt(nodePos(g.val), g.path, RuleModelLookupKey,
+				"lookup needs the join key of each lookup, so rows with no match are held instead of lost: write lookup: {%s: {key: [column], on_missing: hold}} (hold waits for the lookup row, drop lets the SQL's join drop it)", m.Lookup[0])
+		}
 	}
 	if len(m.Lookup) == len(m.Sources) && len(m.Lookup) > 0 && m.Mode != "replace" {
 		p.d.fail(g.val, g.path, "every source is a lookup: nothing is read incrementally; keep one source out of lookup, or use mode: replace")
 	}
+}
+
+// incrementalJoin refuses a model that reads two or more sources
+// incrementally: each run would join only the new rows of one side to the
+// new rows of the other, and rows whose partner arrived in another batch
+// would never meet (rule MODEL-001).
+func (p *parser) incrementalJoin(m *Model, fs map[string]field) {
+	if m.Mode == "replace" || m.Sources == nil || m.Independent {
+		return
+	}
+	var inc []string
+	for _, name := range sortedKeys(m.Sources) {
+		if !m.IsLookup(name) {
+			inc = append(inc, name)
+		}
+	}
+	if len(inc) < 2 {
+		return
+	}
+	g := fs["sources"]
+	p.d.failAt(nodePos(g.key), g.path, RuleModelIncrementalJoin,
+		"sources %s are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully); a SQL that never joins them (a UNION ALL) declares independent: true",
+		strings.Join(inc, ", "))
 }
 
 // IsLookup reports whether the source named view is read whole every run.

@@ -60,6 +60,10 @@ var Rules = []RuleInfo{
 	{RulePodLocalFiles, SeverityWarning, "with deploy: (pods), a task whose connections are local files (file://, an Iceberg SQLite catalog or file warehouse) and no volume is mounted"},
 	{RuleEnvNeeds, SeverityInfo, "with --env-from: the variables a task's pod must be given, all present"},
 	{RuleEnvMissing, SeverityError, "with --env-from: a variable a task needs is not provided"},
+	{RuleModelIncrementalJoin, SeverityError, "a model reads two or more sources incrementally: rows whose match arrived in another run would be lost; declare all but one lookup:, or use mode: replace"},
+	{RuleModelSQL, SeverityError, "a model's SQL does not parse, or does not bind against its inputs' schemas where lint knows them (checked by weir lint, which links DuckDB)"},
+	{RuleModelLookupKey, SeverityError, "an incremental model's lookup without key: weir could not find rows with no match, and an inner join would drop them silently"},
+	{RuleModelUnbound, SeverityInfo, "a model's SQL was parsed but not bound: an input's schema is not knowable offline (say which)"},
 }
 
 // SortFindings orders findings as Check does: the dagfile (path) first,

@@ -86,6 +86,20 @@ var lintCases = []struct {
 			"lint.yaml:10:24: warning STREAM-003: task b: WebSocket source without cursor: delivery is at-least-once within one connection only, and events sent while reconnecting are lost or repeated; set cursor: to an event field (an id or a sequence) to deduplicate and resume",
 		},
 		pass: "  a: {stream: {source: feed, sink: lake:s.a, materialization: merge, key: id, cursor: seq}}\n  b: {stream: {source: 'ws://127.0.0.1:8080/x', sink: lake:s.b, materialization: merge, key: id, cursor: seq}}\n"},
+	{rule: RuleModelIncrementalJoin,
+		fail: "  a: {model: {sources: {o: lake:s.o, c: lake:s.c}, sink: lake:s.a, sql: SELECT 1}}\n",
+		want: []string{
+			"lint.yaml:9:15: error MODEL-001: tasks.a.model.sources: sources c, o are all read incrementally: a join would see only the new rows of each side, and rows whose match arrived in another run are lost; declare all but one as lookup: {name: {key: [column]}} (read whole every run), or use mode: replace (re-read fully); a SQL that never joins them (a UNION ALL) declares independent: true",
+		},
+		pass: "  a: {model: {sources: {o: lake:s.o, c: lake:s.c}, lookup: {c: customer_id}, sink: lake:s.a, sql: SELECT 1}}\n" +
+			"  b: {model: {sources: {o: lake:s.o, c: lake:s.c}, mode: replace, sink: lake:s.b, sql: SELECT 1}}\n" +
+			"  c: {model: {sources: {o: lake:s.o, c: lake:s.c}, independent: true, sink: lake:s.c, sql: SELECT 1}}\n"},
+	{rule: RuleModelLookupKey,
+		fail: "  a: {model: {sources: {o: lake:s.o, c: lake:s.c}, lookup: [c], sink: lake:s.a, sql: SELECT 1}}\n",
+		want: []string{
+			"lint.yaml:9:60: error MODEL-003: tasks.a.model.lookup: lookup needs the join key of each lookup, so rows with no match are held instead of lost: write lookup: {c: {key: [column], on_missing: hold}} (hold waits for the lookup row, drop lets the SQL's join drop it)",
+		},
+		pass: "  a: {model: {sources: {o: lake:s.o, c: lake:s.c}, lookup: {c: {key: customer_id, on_missing: drop}}, sink: lake:s.a, sql: SELECT 1}}\n"},
 }
 
 func TestCheck_Rules(t *testing.T) {

@@ -203,13 +203,15 @@ func TestRunner_OnChangeIceberg(t *testing.T) {
 }
 
 // TestRunner_MultiSourceOffsets: an incremental model over two sources
-// keeps one offset per source, committed together.
+// (declared independent: its SQL never joins them) keeps one offset per
+// source, committed together.
 func TestRunner_MultiSourceOffsets(t *testing.T) {
 	body := medallionYAML + `  both:
     model:
       sources: {a: pg:S.bronze_orders, b: pg:S.bronze_customers}
       sink: pg:S.both
       mode: append
+      independent: true
       sql: SELECT 'order' AS kind, id FROM a UNION ALL SELECT 'customer', id FROM b
 `
 	d := newPGDAG(t, body)

@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,6 +55,15 @@ func helperProcess(path, task string) int {
 // with SIGKILL: a crash at that point of the run.
 func runKilled(t *testing.T, path, task, phase string) {
 	t.Helper()
+	cmd := startPaused(t, path, task, phase)
+	cmd.Process.Kill() // SIGKILL
+	cmd.Wait()
+}
+
+// startPaused runs task in a child process and returns once it is paused
+// at phase (alive, holding what it holds there).
+func startPaused(t *testing.T, path, task, phase string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperDagfile+"="+path, helperTask+"="+task, routes.CheckpointEnv+"="+phase)
 	stderr, err := cmd.StderrPipe()
@@ -63,6 +73,7 @@ func runKilled(t *testing.T, path, task, phase string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	paused := make(chan bool, 1)
 	var out strings.Builder
 	go func() {
@@ -85,8 +96,43 @@ func runKilled(t *testing.T, path, task, phase string) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("%s did not reach %s in time", task, phase)
 	}
-	cmd.Process.Kill() // SIGKILL
-	cmd.Wait()
+	return cmd
+}
+
+// TestRunner_LockTakeoverAfterKill: a run holding the sink's lease (an
+// Iceberg SQL catalog) excludes a second live run (exit 75); once it is
+// killed with SIGKILL, the next run takes the lease over at once — not
+// after the lease's TTL (60 s) — and commits the batch exactly once.
+func TestRunner_LockTakeoverAfterKill(t *testing.T) {
+	d := newLakeDAG(t, "warn")
+	r := d.runner(t)
+	d.orders(t, 1, 100)
+	once(t, r, "bronze_orders")
+	for round := range 3 {
+		child := startPaused(t, d.path, "silver_log", "before-commit")
+		if _, err := r.Once(testContext(t), "silver_log"); !errors.Is(err, routes.ErrLocked) {
+			t.Fatalf("round %d: a second run while the first holds the lease: got %v, want ErrLocked", round, err)
+		}
+		child.Process.Kill() // SIGKILL
+		child.Wait()
+		start := time.Now()
+		rep, err := r.Once(testContext(t), "silver_log")
+		if err != nil {
+			t.Fatalf("round %d: the run after the kill (%s later): %v", round, time.Since(start).Round(time.Millisecond), err)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Fatalf("round %d: the run after the kill took %s", round, took)
+		}
+		if want := int64(100 * (round + 1)); rep.RowsOut != 100 || lakeCount(t, r, "silver.log") != want {
+			t.Fatalf("round %d: silver.log has %d rows, want %d (report %+v)", round, lakeCount(t, r, "silver.log"), want, rep)
+		}
+		d.orders(t, 1, 100*(round+2))
+		once(t, r, "bronze_orders")
+	}
+}
+
+func lakeCount(t *testing.T, r *Runner, table string) int64 {
+	return int64(len(lakeRows(t, r, table)))
 }
 
 // TestRunner_KillAnywhere: a run killed at any phase, then run again,

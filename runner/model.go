@@ -151,7 +151,11 @@ func (run *modelRun) lag(ctx context.Context) error {
 		if in.c == nil {
 			continue
 		}
-		l := incremental.LagBetween(in.b.To, in.b.Head, in.info.RowEstimate)
+		to := in.b.To
+		if run.rep.Held > 0 {
+			to = in.b.From // nothing was committed
+		}
+		l := incremental.LagBetween(to, in.b.Head, in.info.RowEstimate)
 		if in.b.Head == "" {
 			var err error
 			if l, err = in.c.Lag(ctx); err != nil {
@@ -196,6 +200,15 @@ func (run *modelRun) execute(ctx context.Context) error {
 	}
 	if err := run.loadInputs(ctx); err != nil {
 		return err
+	}
+	why, held, err := run.unmatched(ctx)
+	if err != nil {
+		return err
+	}
+	if held > 0 {
+		run.rep.Held = held
+		run.r.warnf("task %s: %s: the batch is held (on_missing: hold), nothing is committed and the next run reads it again", run.t.Name, why)
+		return nil
 	}
 	if err := run.loadThis(ctx, text); err != nil {
 		return err

@@ -25,6 +25,7 @@ type Report struct {
 	Offsets     map[string]OffsetRange `json:"offsets"`               // per source: the window read
 	Lag         int64                  `json:"lag"`                   // sum of the sources' lag after the run
 	NothingNew  bool                   `json:"nothing_new,omitempty"` // no source had anything new: nothing written
+	Held        int64                  `json:"held,omitempty"`        // rows with no lookup match (on_missing: hold): the batch was not committed
 	Changes     []string               `json:"changes,omitempty"`     // on_change findings
 	CDC         *cdc.Result            `json:"cdc,omitempty"`         // log_based: bootstrap or the drained window
 	Contract    *ContractResult        `json:"contract,omitempty"`    // the contract check, once it ran

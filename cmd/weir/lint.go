@@ -37,7 +37,11 @@ streaming rules STREAM-001 (bare append from a resumable source), STREAM-002
 when the dagfile has deploy:, K8S-001 (local files in a pod without a volume);
 and it binds every contract's type names and rules in DuckDB: CONTRACT-001
 (a type or rule DuckDB refuses), CONTRACT-002 (a rule reads a column the
-contract does not list, so it cannot be bound). With --env-from FILE
+contract does not list, so it cannot be bound); it parses every model's SQL
+and binds it where its inputs' schemas are known offline (an upstream model's
+bound output): MODEL-002 (SQL that does not parse or bind), MODEL-004 (info:
+an input's schema is not knowable offline), beside MODEL-001 (two sources read
+incrementally) and MODEL-003 (a lookup without its key). With --env-from FILE
 (NAME=value lines, as a .env file or a Secret's keys; values are not read) it
 reports per task the variables its worker or pod must be given: ENV-000 when
 the files have them all, ENV-001 (an error) naming those missing. It exits 1
@@ -159,7 +163,12 @@ func lintContracts(ctx context.Context, l lintFlags) ([]dagfile.Finding, error) 
 	if err != nil {
 		return nil, nil
 	}
-	return runner.LintContracts(ctx, f, tasks)
+	out, err := runner.LintContracts(ctx, f, tasks)
+	if err != nil {
+		return nil, err
+	}
+	more, err := runner.LintModels(ctx, f, tasks)
+	return append(out, more...), err
 }
 
 // printLint writes the report as text (one finding a line) or JSON.

@@ -47,6 +47,14 @@ func newRowLock(ctx context.Context, db *sql.DB, dialect string, ttl time.Durati
 	if _, err := db.ExecContext(ctx, q); err != nil {
 		return nil, fmt.Errorf("create %s: %w", LockTable, err)
 	}
+	// holder (added later): who holds the lease, so a dead holder's lease
+	// is taken over at once instead of after the TTL.
+	if _, err := db.ExecContext(ctx, `SELECT holder FROM `+LockTable+` WHERE 1 = 0`); err != nil {
+		_, aerr := db.ExecContext(ctx, `ALTER TABLE `+LockTable+` ADD COLUMN holder VARCHAR(1024) NOT NULL DEFAULT ''`)
+		if _, err := db.ExecContext(ctx, `SELECT holder FROM `+LockTable+` WHERE 1 = 0`); err != nil {
+			return nil, fmt.Errorf("add holder to %s: %w", LockTable, errors.Join(aerr, err))
+		}
+	}
 	return l, nil
 }
 
@@ -79,25 +87,44 @@ func (l *rowLock) acquire(ctx context.Context, t routes.TableRef, runID string) 
 	if _, err := l.db.ExecContext(ctx, l.q(`DELETE FROM `+LockTable+` WHERE table_key = ? AND expires_ms < ?`), key, now.UnixMilli()); err != nil {
 		return nil, fmt.Errorf("lock %s: clear expired lease: %w", t, err)
 	}
-	_, err := l.db.ExecContext(ctx, l.q(`INSERT INTO `+LockTable+` (table_key, run_id, since_ms, expires_ms) VALUES (?, ?, ?, ?)`),
-		key, runID, now.UnixMilli(), now.Add(l.ttl).UnixMilli())
-	if err != nil {
-		return nil, l.heldBy(ctx, t, key, err)
+	insert := func() error {
+		_, err := l.db.ExecContext(ctx, l.q(`INSERT INTO `+LockTable+` (table_key, run_id, since_ms, expires_ms, holder) VALUES (?, ?, ?, ?, ?)`),
+			key, runID, now.UnixMilli(), now.Add(l.ttl).UnixMilli(), self().String())
+		return err
+	}
+	if err := insert(); err != nil {
+		holder, locked := l.heldBy(ctx, t, key, err)
+		var le *routes.LockedError
+		if !errors.As(locked, &le) || !holderDead(holder) {
+			return nil, locked
+		}
+		// The holder is a process of this machine that no longer runs (it
+		// was killed): its lease is taken over now, not after the TTL. The
+		// delete names the dead run, so of two runs taking over at once
+		// one inserts and the other gets the primary key's refusal.
+		if _, err := l.db.ExecContext(ctx, l.q(`DELETE FROM `+LockTable+` WHERE table_key = ? AND run_id = ? AND holder = ?`), key, le.RunID, holder); err != nil {
+			return nil, fmt.Errorf("lock %s: clear the lease of dead run %s: %w", t, le.RunID, err)
+		}
+		if err := insert(); err != nil {
+			_, locked := l.heldBy(ctx, t, key, err)
+			return nil, locked
+		}
 	}
 	rl := &rowLease{l: l, key: key, runID: runID, table: t, stop: make(chan struct{}), done: make(chan struct{})}
 	go rl.heartbeat()
 	return rl, nil
 }
 
-// heldBy explains a failed insert: another run's lease, or a real error.
-func (l *rowLock) heldBy(ctx context.Context, t routes.TableRef, key string, insertErr error) error {
-	var run string
+// heldBy explains a failed insert: another run's lease (and its holder),
+// or a real error.
+func (l *rowLock) heldBy(ctx context.Context, t routes.TableRef, key string, insertErr error) (string, error) {
+	var run, holder string
 	var since int64
-	err := l.db.QueryRowContext(ctx, l.q(`SELECT run_id, since_ms FROM `+LockTable+` WHERE table_key = ?`), key).Scan(&run, &since)
+	err := l.db.QueryRowContext(ctx, l.q(`SELECT run_id, since_ms, holder FROM `+LockTable+` WHERE table_key = ?`), key).Scan(&run, &since, &holder)
 	if err != nil {
-		return fmt.Errorf("lock %s: %w", t, insertErr)
+		return "", fmt.Errorf("lock %s: %w", t, insertErr)
 	}
-	return &routes.LockedError{Table: t.String(), RunID: run, Since: time.UnixMilli(since)}
+	return holder, &routes.LockedError{Table: t.String(), RunID: run, Since: time.UnixMilli(since)}
 }
 
 // rowLease is one held row; a goroutine pushes its expiry forward.
