@@ -29,6 +29,10 @@ import (
 const (
 	DefaultBatchSize     = 10000
 	DefaultBatchInterval = time.Second
+	// DefaultMinEvents is the fewest events a run checks before it judges
+	// max_bad_ratio: one malformed event in a tiny batch of a slow feed
+	// is quarantined, not a failure of the task.
+	DefaultMinEvents = 100
 	streamMark           = "stream" // the name of the source's mark in the task state
 	sourceCommitPhase    = "before-source-commit"
 )
@@ -51,6 +55,9 @@ type streamRun struct {
 	size     int
 	interval time.Duration
 	cols     []string // a table source's columns, in the table's order (no contract)
+	// checked and bad count the events this run checked, the window
+	// max_bad_ratio is judged over once it holds min_events.
+	checked, bad int64
 }
 
 // runStream runs a stream task until its source is drained
@@ -113,7 +120,7 @@ func (r *Runner) openStream(ctx context.Context, t *dagfile.Task) (stream.Source
 	if t.Stream.IsTableSource() {
 		return r.openTableSource(ctx, t, raw)
 	}
-	opts := stream.Options{CursorField: t.Stream.Cursor, Group: "weir." + t.Name,
+	opts := stream.Options{CursorField: t.Stream.Cursor, Group: "weir." + t.Name, ReconnectAttempts: t.Stream.ReconnectAttempts,
 		Log: func(format string, args ...any) { r.warnf("task "+t.Name+": "+format, args...) }}
 	src, err := stream.Open(ctx, raw, opts)
 	if err != nil {
@@ -289,11 +296,31 @@ func (run *streamRun) check(ctx context.Context) (int64, error) {
 			return 0, err
 		}
 	}
-	if c != nil && float64(bad)/float64(total) > c.MaxBadRatio {
-		return 0, fmt.Errorf("contract of %s: %d of %d events break it, above max_bad_ratio %g; nothing was committed and the batch is read again on the next run",
-			run.t.Name, bad, total, c.MaxBadRatio)
+	if c != nil {
+		if err := run.judge(total, bad); err != nil {
+			return 0, err
+		}
 	}
 	return bad, nil
+}
+
+// judge adds a checked batch to the run's window and fails when the
+// window holds min_events and more than max_bad_ratio of it is bad. A run
+// that checks fewer events never fails the ratio: its bad events are
+// quarantined.
+func (run *streamRun) judge(total, bad int64) error {
+	c := run.t.Contract
+	run.checked += total
+	run.bad += bad
+	failed := run.checked >= int64(cmpOrInt(run.s.MinEvents, DefaultMinEvents)) && float64(run.bad)/float64(run.checked) > c.MaxBadRatio
+	if run.rep.Contract != nil {
+		run.rep.Contract.Passed = !failed
+	}
+	if failed {
+		return fmt.Errorf("contract of %s: %d of the %d events this run checked break it, above max_bad_ratio %g; the last batch (%d of %d bad) was not committed and is read again on the next run",
+			run.t.Name, run.bad, run.checked, c.MaxBadRatio, bad, total)
+	}
+	return nil
 }
 
 // quarantine appends the bad events (reason, raw payload, run id) to

@@ -2,11 +2,13 @@ package stream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirhq/weir/routes"
@@ -63,6 +65,56 @@ type Options struct {
 	Group string
 	// Log receives reconnect warnings; nil discards them.
 	Log func(format string, args ...any)
+	// ReconnectAttempts is how many reconnects in a row a feed (SSE,
+	// WebSocket) may fail to reach its server before Next returns an
+	// error; 0 is DefaultReconnectAttempts.
+	ReconnectAttempts int
+}
+
+// DefaultReconnectAttempts is the reconnects in a row that may fail to
+// reach an SSE or WebSocket server (about 30 s of backoff from 500 ms)
+// before the task fails: an available_now run whose source is down
+// exits 1, for the scheduler to retry, instead of reporting a drained
+// source.
+const DefaultReconnectAttempts = 6
+
+// link is what a feed's reader goroutine (SSE, WebSocket) tells the
+// runner's goroutine: whether the server is reachable and how many
+// messages it skipped as replays.
+type link struct {
+	attempts  int         // reconnects that may fail in a row
+	reachable atomic.Bool // the last connect reached the server
+	skipped   atomic.Int64
+	// read by Drained only (the runner's goroutine)
+	lastSkipped int64
+	delivered   bool // Next returned an event in this process
+	warned      bool
+}
+
+func newLink(opts Options) link {
+	return link{attempts: cmp.Or(opts.ReconnectAttempts, DefaultReconnectAttempts)}
+}
+
+// drained reports a feed drained when its server is reachable and no
+// replay arrived since the last call: silence while reconnecting, or
+// while the server replays what the cursor already holds, is not the end
+// of the feed.
+func (l *link) drained() bool {
+	if !l.reachable.Load() {
+		return false
+	}
+	n := l.skipped.Load()
+	if n != l.lastSkipped {
+		l.lastSkipped = n
+		return false
+	}
+	return true
+}
+
+// unreachable is the error a reader hands Next after the server could
+// not be reached attempts+1 times in a row.
+func unreachable(kind, rawURL string, attempts int, err error) error {
+	return fmt.Errorf("%s %s: unreachable after %d reconnect attempts (reconnect_attempts): %w", kind, routes.Redact(rawURL), attempts, err)
 }
 
 // Schemes are the URL schemes Open knows (the catalogue dagfile checks
