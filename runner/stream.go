@@ -81,7 +81,9 @@ func (r *Runner) runStream(ctx context.Context, t *dagfile.Task, rep *Report) er
 	return run.loop(ctx)
 }
 
-func (r *Runner) newStreamRun(ctx context.Context, t *dagfile.Task, rep *Report) (*streamRun, error) {
+// newStreamSink is a stream run with its sink and the cursor committed
+// there, but no source yet.
+func (r *Runner) newStreamSink(ctx context.Context, t *dagfile.Task, rep *Report) (*streamRun, error) {
 	s := t.Stream
 	sink, err := r.destination(ctx, s.Sink.Conn)
 	if err != nil {
@@ -101,6 +103,14 @@ func (r *Runner) newStreamRun(ctx context.Context, t *dagfile.Task, rep *Report)
 	}
 	run.cursor, run.found = marks[streamMark].Offset, found
 	run.flat = newFlattener(contractColumns(t.Contract))
+	return run, nil
+}
+
+func (r *Runner) newStreamRun(ctx context.Context, t *dagfile.Task, rep *Report) (*streamRun, error) {
+	run, err := r.newStreamSink(ctx, t, rep)
+	if err != nil {
+		return nil, err
+	}
 	if run.src, err = r.openStream(ctx, t); err != nil {
 		return nil, err
 	}
@@ -111,18 +121,27 @@ func (r *Runner) newStreamRun(ctx context.Context, t *dagfile.Task, rep *Report)
 	return run, nil
 }
 
-// openStream opens the task's source URL (or its connection's).
-func (r *Runner) openStream(ctx context.Context, t *dagfile.Task) (stream.Source, error) {
-	raw := t.Stream.SourceURL()
+// streamURL is the task's source URL (or its connection's): a secret.
+func (r *Runner) streamURL(t *dagfile.Task) string {
 	if c := r.file.Connections[t.Stream.SourceConn]; c != nil {
-		raw = c.URL()
+		return c.URL()
 	}
+	return t.Stream.SourceURL()
+}
+
+// streamOptions are what the task's event source needs of it.
+func (r *Runner) streamOptions(t *dagfile.Task) stream.Options {
+	return stream.Options{CursorField: t.Stream.Cursor, Group: "weir." + t.Name, ReconnectAttempts: t.Stream.ReconnectAttempts,
+		Log: func(format string, args ...any) { r.warnf("task "+t.Name+": "+format, args...) }}
+}
+
+// openStream opens the task's source.
+func (r *Runner) openStream(ctx context.Context, t *dagfile.Task) (stream.Source, error) {
+	raw := r.streamURL(t)
 	if t.Stream.IsTableSource() {
 		return r.openTableSource(ctx, t, raw)
 	}
-	opts := stream.Options{CursorField: t.Stream.Cursor, Group: "weir." + t.Name, ReconnectAttempts: t.Stream.ReconnectAttempts,
-		Log: func(format string, args ...any) { r.warnf("task "+t.Name+": "+format, args...) }}
-	src, err := stream.Open(ctx, raw, opts)
+	src, err := stream.Open(ctx, raw, r.streamOptions(t))
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", t.Name, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/stream/streamtest"
 )
 
 // Streams that tell the truth (issue 18.9): a source that is down fails
@@ -82,7 +83,9 @@ func (f *truthFeed) item(k int) string {
 	return fmt.Sprintf(`{"id":%d,"seq":%d}`, k, k)
 }
 
-func (f *truthFeed) sseURL() string { return "sse://" + strings.TrimPrefix(f.srv.URL, "http://") + "/events" }
+func (f *truthFeed) sseURL() string {
+	return "sse://" + strings.TrimPrefix(f.srv.URL, "http://") + "/events"
+}
 func (f *truthFeed) wsURL() string {
 	return "ws://" + strings.TrimPrefix(f.srv.URL, "http://") + "/feed?subscribe=%7Bcursor%7D"
 }
@@ -351,4 +354,100 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestStream_StatusReset: status shows a stream task's committed cursor
+// and, for Kafka, its lag (high-water marks minus the cursor), else an
+// unknown lag; reset --to earliest|latest|CURSOR writes the cursor the
+// next run reads from. Status once failed on stream tasks and reset
+// refused them.
+func TestStream_StatusReset(t *testing.T) {
+	t.Run("kafka", func(t *testing.T) {
+		t.Parallel()
+		p := streamtest.NewKafka(t)
+		p.Publish(t, 20) // 10 records in each of two partitions
+		d := newTruthDAG(t, p.URL(""), "", "1")
+		r, err := Load(d.path, Options{Log: testLog{t}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		checkStatus(t, r, false, "", 20, true)
+		once(t, r, "t")
+		checkStatus(t, r, true, "0=10&1=10", 0, true)
+		p.Publish(t, 30)
+		checkStatus(t, r, true, "0=10&1=10", 10, true)
+		steps := []struct {
+			to       string
+			cursor   string
+			behind   int64
+			rowsIn   int64
+			badInput bool
+		}{
+			{"latest", "0=15&1=15", 0, 0, false},
+			{"earliest", "0=0&1=0", 30, 30, false},
+			{"0=14&1=15", "0=14&1=15", 1, 1, false},
+			{"zero=1", "", 0, 0, true},
+		}
+		for _, s := range steps {
+			checkReset(t, r, s.to, s.cursor, s.behind, s.rowsIn, s.badInput, true)
+		}
+	})
+	t.Run("sse", func(t *testing.T) {
+		t.Parallel()
+		f := newTruthFeed(t, &truthFeed{n: 10})
+		d := newTruthDAG(t, f.sseURL(), "", "1")
+		r, err := Load(d.path, Options{Log: testLog{t}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		checkStatus(t, r, false, "", 0, false)
+		once(t, r, "t")
+		checkStatus(t, r, true, "10", 0, false)
+		checkReset(t, r, "4", "4", 0, 6, false, false)
+		checkReset(t, r, "latest", "", 0, 0, true, false)
+		checkReset(t, r, "earliest", "", 0, 10, false, false)
+		if n := len(d.ids(t, "t")); n != 26 {
+			t.Errorf("append sink: %d rows after replays of 6 and 10 of 10 events, want 26", n)
+		}
+	})
+}
+
+// checkStatus checks task t's status: committed, cursor, lag.
+func checkStatus(t *testing.T, r *Runner, committed bool, cursor string, behind int64, known bool) {
+	t.Helper()
+	sel, err := r.Select("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := r.Status(testContext(t), sel)[0]
+	if st.Error != "" || len(st.Sources) != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+	s := st.Sources[0]
+	if st.Committed != committed || s.Cursor != cursor || s.Lag.Known != known || (known && s.Lag.Behind != behind) || st.Lag != s.Lag.Behind {
+		t.Errorf("status: committed %v, cursor %q, lag %+v (task lag %d); want committed %v, cursor %q, behind %d known %v",
+			st.Committed, s.Cursor, s.Lag, st.Lag, committed, cursor, behind, known)
+	}
+}
+
+// checkReset resets task t to to, checks the status, then runs it and
+// checks the events it read.
+func checkReset(t *testing.T, r *Runner, to, cursor string, behind, rowsIn int64, badInput, known bool) {
+	t.Helper()
+	_, err := r.Reset(testContext(t), "t", to)
+	if badInput {
+		if !errors.Is(err, routes.ErrBadInput) {
+			t.Errorf("reset --to %s: %v, want bad input", to, err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("reset --to %s: %v", to, err)
+	}
+	checkStatus(t, r, true, cursor, behind, known)
+	if rep := once(t, r, "t"); rep.RowsIn != rowsIn {
+		t.Errorf("run after reset --to %s: %d events in, want %d", to, rep.RowsIn, rowsIn)
+	}
 }

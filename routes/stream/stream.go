@@ -181,3 +181,44 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// Ends are a source's earliest and latest cursors and how many events a
+// cursor is behind the latest, for a source that can tell (Kafka: the log
+// start and high-water mark of each partition); Known is false for the
+// others.
+type Ends struct {
+	Earliest, Latest string
+	Behind           int64
+	Known            bool
+}
+
+// SourceEnds asks the source a URL names for its ends and cursor's lag,
+// without consuming (a Kafka source joins no group). A source that cannot
+// tell returns Known false.
+func SourceEnds(ctx context.Context, raw string, opts Options, cursor string) (Ends, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Ends{}, routes.BadInput("stream source %s: %v", routes.Redact(raw), err)
+	}
+	if u.Scheme == "kafka" {
+		return kafkaEnds(ctx, u, opts, cursor)
+	}
+	return Ends{}, nil
+}
+
+// CheckCursor refuses a cursor the source a URL names cannot seek to.
+func CheckCursor(raw, cursor string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return routes.BadInput("stream source %s: %v", routes.Redact(raw), err)
+	}
+	switch u.Scheme {
+	case "kafka":
+		if _, err := decodeKafkaCursor(cursor); err != nil {
+			return routes.BadInput("%v", err)
+		}
+	case "pubsub", "sqs":
+		return routes.BadInput("a %s:// source has no position to move to: it redelivers what was not acknowledged", u.Scheme)
+	}
+	return nil
+}
