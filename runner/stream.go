@@ -32,9 +32,9 @@ const (
 	// DefaultMinEvents is the fewest events a run checks before it judges
 	// max_bad_ratio: one malformed event in a tiny batch of a slow feed
 	// is quarantined, not a failure of the task.
-	DefaultMinEvents = 100
-	streamMark           = "stream" // the name of the source's mark in the task state
-	sourceCommitPhase    = "before-source-commit"
+	DefaultMinEvents  = 100
+	streamMark        = "stream" // the name of the source's mark in the task state
+	sourceCommitPhase = "before-source-commit"
 )
 
 // streamRun is one run of a stream task.
