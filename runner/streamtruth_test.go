@@ -219,6 +219,9 @@ func TestStream_SourceDown(t *testing.T) {
 			if !strings.Contains(msg, tt.host) || strings.Contains(err.Error(), "s3cret") {
 				t.Errorf("error %q: want the source %s named, without its password", err, tt.host)
 			}
+			if !strings.HasPrefix(tt.url, "kafka") && !strings.Contains(msg, "unreachable after 2 reconnect attempts") {
+				t.Errorf("error %q: want it to say the source was unreachable after reconnect_attempts (2)", err)
+			}
 			t.Logf("%s after %s", err, time.Since(start).Round(time.Millisecond))
 		})
 	}
