@@ -67,6 +67,7 @@ type truthFeed struct {
 	outageAt int
 	outage   time.Duration
 	downTill time.Time
+	closeAll bool // end every connection once it sent what there is
 	srv      *httptest.Server
 }
 
@@ -108,6 +109,9 @@ func (f *truthFeed) next(ctx context.Context, k int) (string, bool) {
 				time.Sleep(f.gap)
 			}
 			return f.item(k + 1), true
+		}
+		if f.closeAll {
+			return "", false
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -250,6 +254,37 @@ func TestStream_OutageWithinRun(t *testing.T) {
 			rep := once(t, r, "t")
 			if got := d.ids(t, "t"); !slices.Equal(got, wantSeq(n)) {
 				t.Errorf("after one run through a %s outage: ids %v, want each of 1..%d once (%d events in)", f.outage, got, n, rep.RowsIn)
+			}
+		})
+	}
+}
+
+// TestStream_ServerClosesWhenDone: a feed whose server ends every
+// connection once it has sent what there is (it is reachable, with
+// nothing new) is drained: the run ends with every event, not waiting
+// for the reconnects forever.
+func TestStream_ServerClosesWhenDone(t *testing.T) {
+	for _, kind := range []string{"sse", "ws"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			f := newTruthFeed(t, &truthFeed{n: 12, closeAll: true})
+			src := f.sseURL()
+			if kind == "ws" {
+				src = f.wsURL()
+			}
+			d := newTruthDAG(t, src, "", "1")
+			r, err := Load(d.path, Options{Log: testLog{t}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			ctx, cancel := context.WithTimeout(testContext(t), 40*time.Second)
+			defer cancel()
+			if _, err := r.Once(ctx, "t"); err != nil || ctx.Err() != nil {
+				t.Fatalf("run: %v (context: %v)", err, ctx.Err())
+			}
+			if got := d.ids(t, "t"); !slices.Equal(got, wantSeq(12)) {
+				t.Errorf("ids %v, want 1..12 once", got)
 			}
 		})
 	}

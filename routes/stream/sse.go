@@ -77,6 +77,7 @@ func (s *sseSource) Next(ctx context.Context) (Event, error) {
 		if it.id != "" {
 			s.cursor = it.id
 		}
+		s.sent()
 		return Parse(it.data), nil
 	case <-ctx.Done():
 		return Event{}, ctx.Err()
@@ -85,8 +86,8 @@ func (s *sseSource) Next(ctx context.Context) (Event, error) {
 
 func (s *sseSource) Cursor() string { return s.cursor }
 
-// Drained is true while the server is reachable: an available_now run
-// does not end while its source is down.
+// Drained is true while the server is reachable (link.drained): an
+// available_now run does not end while its source is down.
 func (s *sseSource) Drained(context.Context) (bool, error) { return s.drained(), nil }
 
 // Commit is a no-op: an SSE server keeps no consumer state.
@@ -118,7 +119,7 @@ func (s *sseSource) read(ctx context.Context) {
 	base, fails, down := sseRetry, 0, 0
 	for ctx.Err() == nil {
 		n, err := s.connect(ctx, &base)
-		reached := s.reachable.Swap(false) // not drained until it is back
+		reached := s.down()
 		if n > 0 {
 			fails = 0
 		}
@@ -171,7 +172,7 @@ func (s *sseSource) connect(ctx context.Context, base *time.Duration) (int, erro
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusOK:
-		s.reachable.Store(true)
+		s.up()
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
 		return 0, fmt.Errorf("status %s", resp.Status)
 	default: // 204 (the server says stop) and other 4xx

@@ -83,32 +83,57 @@ const DefaultReconnectAttempts = 6
 // messages it skipped as replays.
 type link struct {
 	attempts  int         // reconnects that may fail in a row
-	reachable atomic.Bool // the last connect reached the server
+	connected atomic.Bool // a connection is open
+	failing   atomic.Bool // the last connect did not reach the server
+	connects  atomic.Int64
 	skipped   atomic.Int64
-	// read by Drained only (the runner's goroutine)
-	lastSkipped int64
-	delivered   bool // Next returned an event in this process
-	warned      bool
+	// used by the runner's goroutine only (Next, Drained)
+	lastConnects, lastSkipped int64
+	delivered, warned         bool
 }
 
 func newLink(opts Options) link {
 	return link{attempts: cmp.Or(opts.ReconnectAttempts, DefaultReconnectAttempts)}
 }
 
-// drained reports a feed drained when its server is reachable and no
-// replay arrived since the last call: silence while reconnecting, or
-// while the server replays what the cursor already holds, is not the end
-// of the feed.
-func (l *link) drained() bool {
-	if !l.reachable.Load() {
-		return false
+// up records a connect that reached the server (reader goroutine).
+func (l *link) up() {
+	l.failing.Store(false)
+	l.connects.Add(1)
+	l.connected.Store(true)
+}
+
+// down records the end of a connect attempt (reader goroutine) and
+// reports whether it had reached the server.
+func (l *link) down() bool {
+	reached := l.connected.Swap(false)
+	if !reached {
+		l.failing.Store(true)
 	}
-	n := l.skipped.Load()
+	return reached
+}
+
+// sent records an event handed out by Next.
+func (l *link) sent() {
+	l.delivered = true
+	l.lastConnects = l.connects.Load()
+}
+
+// drained reports a feed drained when no replay arrived since the last
+// call and the server is reachable: connected now, or connected again
+// since the last event or call (a server that closes each connection
+// once it has nothing more). Silence while the server cannot be reached,
+// or after a drop before the next connect, or while it replays what the
+// cursor already holds, is not the end of the feed.
+func (l *link) drained() bool {
+	n, c := l.skipped.Load(), l.connects.Load()
+	again := c != l.lastConnects
+	l.lastConnects = c
 	if n != l.lastSkipped {
 		l.lastSkipped = n
 		return false
 	}
-	return true
+	return !l.failing.Load() && (l.connected.Load() || again)
 }
 
 // unreachable is the error a reader hands Next after the server could

@@ -79,7 +79,7 @@ func (s *wsSource) Next(ctx context.Context) (Event, error) {
 		if it.cur != "" {
 			s.cursor = it.cur
 		}
-		s.delivered = true
+		s.sent()
 		return it.ev, nil
 	case <-ctx.Done():
 		return Event{}, ctx.Err()
@@ -130,7 +130,7 @@ func (s *wsSource) read(ctx context.Context) {
 	fails, down := 0, 0
 	for ctx.Err() == nil {
 		n, err := s.connect(ctx)
-		reached := s.reachable.Swap(false) // not drained until it is back
+		reached := s.down()
 		if n > 0 {
 			fails = 0
 		}
@@ -181,7 +181,7 @@ func (s *wsSource) connect(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("subscribe: %w", err)
 		}
 	}
-	s.reachable.Store(true)
+	s.up()
 	n := 0
 	for {
 		_, data, err := c.Read(ctx)
