@@ -116,7 +116,7 @@ func (s *sseSource) start() {
 // attempts reconnects in a row that do not reach the server, it hands
 // Next an error.
 func (s *sseSource) read(ctx context.Context) {
-	base, fails, down := sseRetry, 0, 0
+	base, fails, misses := sseRetry, 0, 0
 	for ctx.Err() == nil {
 		n, err := s.connect(ctx, &base)
 		reached := s.down()
@@ -126,8 +126,8 @@ func (s *sseSource) read(ctx context.Context) {
 		var fatal *sseFatalError
 		if !errors.As(err, &fatal) && ctx.Err() == nil {
 			if reached {
-				down = 0
-			} else if down++; down > s.attempts {
+				misses = 0
+			} else if misses++; misses > s.attempts {
 				err = &sseFatalError{unreachable("sse", s.url, s.attempts, err).Error()}
 			}
 		}

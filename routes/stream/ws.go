@@ -127,7 +127,7 @@ func (s *wsSource) start() {
 // attempts reconnects in a row that do not reach the server, it hands
 // Next an error.
 func (s *wsSource) read(ctx context.Context) {
-	fails, down := 0, 0
+	fails, misses := 0, 0
 	for ctx.Err() == nil {
 		n, err := s.connect(ctx)
 		reached := s.down()
@@ -137,8 +137,8 @@ func (s *wsSource) read(ctx context.Context) {
 		var fatal *wsFatalError
 		if !errors.As(err, &fatal) && ctx.Err() == nil {
 			if reached {
-				down = 0
-			} else if down++; down > s.attempts {
+				misses = 0
+			} else if misses++; misses > s.attempts {
 				err = &wsFatalError{unreachable("ws", s.url, s.attempts, err).Error()}
 			}
 		}
