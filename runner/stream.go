@@ -264,10 +264,11 @@ func (run *streamRun) commitLoaded(ctx context.Context, cursor string, n int64) 
 		return err
 	}
 	run.rep.RowsIn += n
-	if err := run.quarantine(ctx, cursor, bad); err != nil {
+	q, err := run.quarantine(ctx, cursor, bad)
+	if err != nil {
 		return err
 	}
-	if err := run.write(ctx, cursor); err != nil {
+	if err := run.write(ctx, cursor, q); err != nil {
 		return err
 	}
 	run.cursor, run.found = cursor, true
@@ -343,24 +344,35 @@ func (run *streamRun) judge(total, bad int64) error {
 }
 
 // quarantine appends the bad events (reason, raw payload, run id) to
-// <sink>__quarantine with the batch's cursor.
-func (run *streamRun) quarantine(ctx context.Context, cursor string, bad int64) error {
+// <sink>__quarantine with the batch's cursor. Where the sink can commit
+// two tables in one step (routes.JointStage: PostgreSQL), the quarantine's
+// stage is returned uncommitted, for write to commit with the sink's:
+// exactly once. Elsewhere it is committed now (at-least-once: a run killed
+// before the sink's commit quarantines the batch again).
+func (run *streamRun) quarantine(ctx context.Context, cursor string, bad int64) (*pending, error) {
 	if bad == 0 {
-		return nil
+		return nil, nil
 	}
 	q := fmt.Sprintf("SELECT coalesce(%s, %s) AS %s, %s AS _weir_payload, %s AS %s FROM %s WHERE %s ORDER BY %s",
 		errorColumn, reasonColumn, reasonColumn, rawColumn, duck.Literal(run.rep.RunID), runColumn, checkedTable, badCond, seqColumn)
-	n, err := run.commitTo(ctx, run.qref, nil, q, cursor, "before-quarantine-commit")
-	run.rep.Quarantined += n
-	if err != nil {
-		return fmt.Errorf("quarantine %s: %w", run.qref, err)
+	p, err := run.stageTo(ctx, run.qref, nil, q)
+	if err == nil {
+		if _, joint := p.stage.(routes.JointStage); joint {
+			return p, nil
+		}
+		err = run.commit(ctx, p, cursor, "before-quarantine-commit")
 	}
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("quarantine %s: %w", run.qref, err)
+	}
+	run.rep.Quarantined += p.n
+	return nil, nil
 }
 
 // write commits the good events to the sink (the last of each key, for
-// merge) with the cursor.
-func (run *streamRun) write(ctx context.Context, cursor string) error {
+// merge) with the cursor, and the quarantine's stage q with them when
+// there is one.
+func (run *streamRun) write(ctx context.Context, cursor string, q *pending) error {
 	var cols []string
 	switch {
 	case run.t.Contract != nil: // typed by the check
@@ -370,25 +382,40 @@ func (run *streamRun) write(ctx context.Context, cursor string) error {
 	default:
 		cols, _ = run.flat.columns()
 	}
-	q := fmt.Sprintf("SELECT %s FROM %s WHERE NOT %s", identList(cols), checkedTable, badCond)
+	sq := fmt.Sprintf("SELECT %s FROM %s WHERE NOT %s", identList(cols), checkedTable, badCond)
 	if run.mode == routes.ModeMerge {
-		q += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1", identList(run.s.Key), seqColumn)
+		sq += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1", identList(run.s.Key), seqColumn)
 	}
-	q += " ORDER BY " + seqColumn
-	n, err := run.commitTo(ctx, run.ref, run.s.Key, q, cursor, "before-commit")
-	run.rep.RowsOut += n
+	sq += " ORDER BY " + seqColumn
+	p, err := run.stageTo(ctx, run.ref, run.s.Key, sq)
+	if err == nil {
+		p.with = q
+		err = run.commit(ctx, p, cursor, "before-commit")
+	} else if q != nil {
+		abortStage(ctx, q.stage)
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", run.s.Sink, err)
+	}
+	run.rep.RowsOut += p.n
+	if q != nil {
+		run.rep.Quarantined += q.n
 	}
 	return nil
 }
 
-// commitTo writes a query's rows to table and commits them with the
-// task's cursor, after checking that no other run committed meanwhile.
-func (run *streamRun) commitTo(ctx context.Context, table routes.TableRef, key []string, q, cursor, phase string) (int64, error) {
+// pending is a written stage not committed yet.
+type pending struct {
+	stage routes.Stage
+	n     int64
+	with  *pending // committed in the same step (routes.JointStage)
+}
+
+// stageTo writes a query's rows to a stage of table.
+func (run *streamRun) stageTo(ctx context.Context, table routes.TableRef, key []string, q string) (*pending, error) {
 	res, err := run.db.Query(ctx, q)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer res.Release()
 	mode := run.mode
@@ -398,25 +425,43 @@ func (run *streamRun) commitTo(ctx context.Context, table routes.TableRef, key [
 	stage, err := run.sink.Prepare(ctx, sinkInfo(run.t.Name, table, res.Schema(), key),
 		routes.WriteOptions{Table: table, Mode: mode, RunID: run.rep.RunID, Key: key, Allocator: run.r.opts.Allocator})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	n, err := stage.Write(ctx, res)
 	if err == nil {
 		err = res.Err()
 	}
-	if err == nil && table == run.ref {
-		err = run.checkOwner(ctx)
-	}
-	if err == nil {
-		routes.Checkpoint(phase)
-		marks := incremental.Marks{streamMark: {Offset: cursor, Rows: -1}}
-		err = stage.Commit(ctx, incremental.TaskState(run.t.Name, "", marks, run.rep.RunID, n))
-	}
 	if err != nil {
 		abortStage(ctx, stage)
-		return 0, err
+		return nil, err
 	}
-	return n, nil
+	return &pending{stage: stage, n: n}, nil
+}
+
+// commit commits a written stage (and the one it carries) with the
+// task's cursor, after checking that no other run committed to the sink
+// meanwhile.
+func (run *streamRun) commit(ctx context.Context, p *pending, cursor, phase string) error {
+	state := func(n int64) routes.State {
+		marks := incremental.Marks{streamMark: {Offset: cursor, Rows: -1}}
+		return incremental.TaskState(run.t.Name, "", marks, run.rep.RunID, n)
+	}
+	err := run.checkOwner(ctx)
+	if err == nil {
+		routes.Checkpoint(phase)
+		if p.with != nil {
+			err = p.stage.(routes.JointStage).CommitWith(ctx, state(p.n), p.with.stage, state(p.with.n))
+		} else {
+			err = p.stage.Commit(ctx, state(p.n))
+		}
+	}
+	if err != nil {
+		abortStage(ctx, p.stage)
+		if p.with != nil {
+			abortStage(ctx, p.with.stage)
+		}
+	}
+	return err
 }
 
 // checkOwner fails when another run committed to the sink since this one

@@ -80,7 +80,7 @@ func (r *Runner) resetStreamTo(ctx context.Context, t *dagfile.Task, to string, 
 	if _, err := run.check(ctx); err != nil {
 		return err
 	}
-	if err := run.write(ctx, target); err != nil {
+	if err := run.write(ctx, target, nil); err != nil {
 		return err
 	}
 	rep.Offsets[streamMark] = OffsetRange{Table: routes.Redact(t.Stream.Source), From: run.cursor, To: target}

@@ -489,3 +489,37 @@ func checkReset(t *testing.T, r *Runner, to, cursor string, behind, rowsIn int64
 		t.Errorf("run after reset --to %s: %d events in, want %d", to, rep.RowsIn, rowsIn)
 	}
 }
+
+// TestStream_QuarantineOnce: into PostgreSQL the quarantine is committed in
+// the sink's own transaction, so a run killed just before that commit
+// leaves nothing of its batch, and the next run quarantines each bad
+// event exactly once (it was once committed first, and quarantined again
+// on the replay).
+func TestStream_QuarantineOnce(t *testing.T) {
+	const n = 30
+	p := streamtest.NewSSE(t)
+	d := newStreamDAG(t, p, "postgres")
+	p.Publish(t, n)
+	runKilled(t, d.path, "ev_append", "before-commit")
+	r, err := Load(d.path, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	once(t, r, "ev_append")
+	payloads := d.rows(t, "ev_append"+QuarantineSuffix, "_weir_payload")
+	slices.Sort(payloads)
+	var want []string
+	for k := 1; k <= n; k++ {
+		if pl, bad := streamtest.BadPayload(k); bad {
+			want = append(want, pl)
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(payloads, want) {
+		t.Errorf("quarantine after a kill before the sink's commit: %q, want each of %q once", payloads, want)
+	}
+	if got := d.ids(t, "ev_append"); !slices.Equal(got, wantIDs(n)) {
+		t.Errorf("sink ids %v, want %v", got, wantIDs(n))
+	}
+}
