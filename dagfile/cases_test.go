@@ -143,6 +143,10 @@ var malformed = []struct {
 		"testdata/weir.yaml:9:44: tasks.b.stream.key: key is used only by materialization merge (materialization is append)",
 		"testdata/weir.yaml:9:67: tasks.b.stream.batch_size: expected an integer ≥ 1, got \"0\"",
 	}},
+	{"stream reconnects and window", head + "  a:\n    stream: {source: 'sse://h/x', sink: lake:s.a, reconnect_attempts: 0, min_events: 0}\n", []string{
+		"testdata/weir.yaml:7:71: tasks.a.stream.reconnect_attempts: expected an integer ≥ 1, got \"0\"",
+		"testdata/weir.yaml:7:86: tasks.a.stream.min_events: expected an integer ≥ 1, got \"0\"",
+	}},
 	{"stream table source", head + "  a:\n    stream: {source: app, table: public.orders, sink: lake:s.a, chunk_size: 0, batch_size: 5}\n  b:\n    stream: {source: app, table: public.orders, sink: lake:s.b}\n  c:\n    stream: {source: 'kafka://h/t', sink: lake:s.c, chunk_size: 10}\n  d:\n    stream: {source: 'mysql://h/db', table: '', cursor: id, sink: lake:s.d}\n  e:\n    stream: {source: 'sse://h/x', table: x.y, cursor: id, sink: lake:s.e}\n  f:\n    stream: {source: 'postgres://h/db', sink: lake:s.f}\n", []string{
 		"testdata/weir.yaml:7:5: tasks.a.stream: stream needs cursor: (the column a table source pages on: an integer or timestamp column that grows with new rows)",
 		"testdata/weir.yaml:7:77: tasks.a.stream.chunk_size: expected an integer ≥ 1, got \"0\"",

@@ -462,9 +462,15 @@ type Stream struct {
 	Cursor          string        // the event field that orders events and resumes (an id, a sequence); for a table source, the keyset column
 	Table           string        // a table source: the SQL table (schema.table) it pages through; "" for event sources
 	ChunkSize       int           // a table source: rows per chunk (one chunk per commit); 0: automatic
-	scheme          string
-	url             *string
-	envErrs         ErrorList // expansion problems of a URL source (see File.Resolve)
+	// ReconnectAttempts is how many reconnects in a row may fail to reach
+	// an SSE or WebSocket server before the run fails; 0: automatic.
+	ReconnectAttempts int
+	// MinEvents is the fewest events a run checks before the contract's
+	// max_bad_ratio is judged (over all of them); 0: automatic.
+	MinEvents int
+	scheme    string
+	url       *string
+	envErrs   ErrorList // expansion problems of a URL source (see File.Resolve)
 }
 
 // StreamSchemes are the URL schemes of stream sources: routes/stream's.
@@ -498,7 +504,7 @@ func (s *Stream) SourceURL() string {
 }
 
 var streamKeys = []string{"source", "sink", "batch_size", "batch_interval", "trigger",
-	"materialization", "key", "cursor", "table", "chunk_size"}
+	"materialization", "key", "cursor", "table", "chunk_size", "reconnect_attempts", "min_events"}
 
 // stream decodes a stream mapping.
 func (p *parser) stream(t *Task, k field) *Stream {
@@ -562,6 +568,10 @@ func (p *parser) streamFields(s *Stream, fs map[string]field) {
 			}
 		case "chunk_size":
 			s.ChunkSize = p.d.integer(g, 1)
+		case "reconnect_attempts":
+			s.ReconnectAttempts = p.d.integer(g, 1)
+		case "min_events":
+			s.MinEvents = p.d.integer(g, 1)
 		}
 	}
 }

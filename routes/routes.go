@@ -46,6 +46,17 @@ type Stage interface {
 	Abort(ctx context.Context) error
 }
 
+// JointStage is a stage that can commit another stage of the same
+// destination in its own atomic step (PostgreSQL: one transaction), so
+// both tables change together or neither does.
+type JointStage interface {
+	Stage
+	// CommitWith commits other with otherState and this stage with state,
+	// atomically, then releases both locks. A stage it cannot join fails
+	// with ErrUnsupported before anything is committed.
+	CommitWith(ctx context.Context, state State, other Stage, otherState State) error
+}
+
 // Stream is one pipe of Arrow record batches. On cancel Next returns false
 // and Err returns the context's error.
 type Stream interface {

@@ -28,11 +28,14 @@ func (r *Runner) Reset(ctx context.Context, name, to string) (*Report, error) {
 	if t.Kind == dagfile.KindTransfer && t.Transfer.Mode == string(routes.ModeLogBased) {
 		return r.resetLogBased(ctx, t, to)
 	}
+	if t.Kind == dagfile.KindStream {
+		return r.resetStream(ctx, t, to)
+	}
 	if strings.TrimSpace(to) == "" {
 		return nil, routes.BadInput("reset of model task %s needs --to: earliest, latest or an offset", name)
 	}
 	if t.Kind != dagfile.KindModel {
-		return nil, routes.BadInput("reset moves a model's offsets; task %s is a %s, whose watermark follows its destination (use mode: replace to reload it)", name, t.Kind)
+		return nil, routes.BadInput("reset moves a model's offsets or a stream's cursor; task %s is a %s, whose watermark follows its destination (use mode: replace to reload it)", name, t.Kind)
 	}
 	target, err := incremental.ParseStart(to)
 	if err != nil {

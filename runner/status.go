@@ -53,6 +53,8 @@ func (r *Runner) Status(ctx context.Context, tasks []*dagfile.Task) []TaskStatus
 			err = r.modelStatus(ctx, t, &st)
 		case dagfile.KindTransfer:
 			err = r.transferStatus(ctx, t, &st)
+		case dagfile.KindStream:
+			err = r.streamStatus(ctx, t, &st)
 		default:
 			err = fmt.Errorf("%w: status of %s tasks", routes.ErrUnsupported, t.Kind)
 		}

@@ -29,8 +29,12 @@ import (
 const (
 	DefaultBatchSize     = 10000
 	DefaultBatchInterval = time.Second
-	streamMark           = "stream" // the name of the source's mark in the task state
-	sourceCommitPhase    = "before-source-commit"
+	// DefaultMinEvents is the fewest events a run checks before it judges
+	// max_bad_ratio: one malformed event in a tiny batch of a slow feed
+	// is quarantined, not a failure of the task.
+	DefaultMinEvents  = 100
+	streamMark        = "stream" // the name of the source's mark in the task state
+	sourceCommitPhase = "before-source-commit"
 )
 
 // streamRun is one run of a stream task.
@@ -51,6 +55,9 @@ type streamRun struct {
 	size     int
 	interval time.Duration
 	cols     []string // a table source's columns, in the table's order (no contract)
+	// checked and bad count the events this run checked, the window
+	// max_bad_ratio is judged over once it holds min_events.
+	checked, bad int64
 }
 
 // runStream runs a stream task until its source is drained
@@ -74,7 +81,9 @@ func (r *Runner) runStream(ctx context.Context, t *dagfile.Task, rep *Report) er
 	return run.loop(ctx)
 }
 
-func (r *Runner) newStreamRun(ctx context.Context, t *dagfile.Task, rep *Report) (*streamRun, error) {
+// newStreamSink is a stream run with its sink and the cursor committed
+// there, but no source yet.
+func (r *Runner) newStreamSink(ctx context.Context, t *dagfile.Task, rep *Report) (*streamRun, error) {
 	s := t.Stream
 	sink, err := r.destination(ctx, s.Sink.Conn)
 	if err != nil {
@@ -94,6 +103,14 @@ func (r *Runner) newStreamRun(ctx context.Context, t *dagfile.Task, rep *Report)
 	}
 	run.cursor, run.found = marks[streamMark].Offset, found
 	run.flat = newFlattener(contractColumns(t.Contract))
+	return run, nil
+}
+
+func (r *Runner) newStreamRun(ctx context.Context, t *dagfile.Task, rep *Report) (*streamRun, error) {
+	run, err := r.newStreamSink(ctx, t, rep)
+	if err != nil {
+		return nil, err
+	}
 	if run.src, err = r.openStream(ctx, t); err != nil {
 		return nil, err
 	}
@@ -104,18 +121,27 @@ func (r *Runner) newStreamRun(ctx context.Context, t *dagfile.Task, rep *Report)
 	return run, nil
 }
 
-// openStream opens the task's source URL (or its connection's).
-func (r *Runner) openStream(ctx context.Context, t *dagfile.Task) (stream.Source, error) {
-	raw := t.Stream.SourceURL()
+// streamURL is the task's source URL (or its connection's): a secret.
+func (r *Runner) streamURL(t *dagfile.Task) string {
 	if c := r.file.Connections[t.Stream.SourceConn]; c != nil {
-		raw = c.URL()
+		return c.URL()
 	}
+	return t.Stream.SourceURL()
+}
+
+// streamOptions are what the task's event source needs of it.
+func (r *Runner) streamOptions(t *dagfile.Task) stream.Options {
+	return stream.Options{CursorField: t.Stream.Cursor, Group: "weir." + t.Name, ReconnectAttempts: t.Stream.ReconnectAttempts,
+		Log: func(format string, args ...any) { r.warnf("task "+t.Name+": "+format, args...) }}
+}
+
+// openStream opens the task's source.
+func (r *Runner) openStream(ctx context.Context, t *dagfile.Task) (stream.Source, error) {
+	raw := r.streamURL(t)
 	if t.Stream.IsTableSource() {
 		return r.openTableSource(ctx, t, raw)
 	}
-	opts := stream.Options{CursorField: t.Stream.Cursor, Group: "weir." + t.Name,
-		Log: func(format string, args ...any) { r.warnf("task "+t.Name+": "+format, args...) }}
-	src, err := stream.Open(ctx, raw, opts)
+	src, err := stream.Open(ctx, raw, r.streamOptions(t))
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", t.Name, err)
 	}
@@ -238,10 +264,11 @@ func (run *streamRun) commitLoaded(ctx context.Context, cursor string, n int64) 
 		return err
 	}
 	run.rep.RowsIn += n
-	if err := run.quarantine(ctx, cursor, bad); err != nil {
+	q, err := run.quarantine(ctx, cursor, bad)
+	if err != nil {
 		return err
 	}
-	if err := run.write(ctx, cursor); err != nil {
+	if err := run.write(ctx, cursor, q); err != nil {
 		return err
 	}
 	run.cursor, run.found = cursor, true
@@ -289,32 +316,63 @@ func (run *streamRun) check(ctx context.Context) (int64, error) {
 			return 0, err
 		}
 	}
-	if c != nil && float64(bad)/float64(total) > c.MaxBadRatio {
-		return 0, fmt.Errorf("contract of %s: %d of %d events break it, above max_bad_ratio %g; nothing was committed and the batch is read again on the next run",
-			run.t.Name, bad, total, c.MaxBadRatio)
+	if c != nil {
+		if err := run.judge(total, bad); err != nil {
+			return 0, err
+		}
 	}
 	return bad, nil
 }
 
-// quarantine appends the bad events (reason, raw payload, run id) to
-// <sink>__quarantine with the batch's cursor.
-func (run *streamRun) quarantine(ctx context.Context, cursor string, bad int64) error {
-	if bad == 0 {
-		return nil
+// judge adds a checked batch to the run's window and fails when the
+// window holds min_events and more than max_bad_ratio of it is bad. A run
+// that checks fewer events never fails the ratio: its bad events are
+// quarantined.
+func (run *streamRun) judge(total, bad int64) error {
+	c := run.t.Contract
+	run.checked += total
+	run.bad += bad
+	failed := run.checked >= int64(cmpOrInt(run.s.MinEvents, DefaultMinEvents)) && float64(run.bad)/float64(run.checked) > c.MaxBadRatio
+	if run.rep.Contract != nil {
+		run.rep.Contract.Passed = !failed
 	}
-	q := fmt.Sprintf("SELECT coalesce(%s, %s) AS %s, %s AS _weir_payload, %s AS %s FROM %s WHERE %s ORDER BY %s",
-		errorColumn, reasonColumn, reasonColumn, rawColumn, duck.Literal(run.rep.RunID), runColumn, checkedTable, badCond, seqColumn)
-	n, err := run.commitTo(ctx, run.qref, nil, q, cursor, "before-quarantine-commit")
-	run.rep.Quarantined += n
-	if err != nil {
-		return fmt.Errorf("quarantine %s: %w", run.qref, err)
+	if failed {
+		return fmt.Errorf("contract of %s: %d of the %d events this run checked break it, above max_bad_ratio %g; the last batch (%d of %d bad) was not committed and is read again on the next run",
+			run.t.Name, run.bad, run.checked, c.MaxBadRatio, bad, total)
 	}
 	return nil
 }
 
+// quarantine appends the bad events (reason, raw payload, run id) to
+// <sink>__quarantine with the batch's cursor. Where the sink can commit
+// two tables in one step (routes.JointStage: PostgreSQL), the quarantine's
+// stage is returned uncommitted, for write to commit with the sink's:
+// exactly once. Elsewhere it is committed now (at-least-once: a run killed
+// before the sink's commit quarantines the batch again).
+func (run *streamRun) quarantine(ctx context.Context, cursor string, bad int64) (*pending, error) {
+	if bad == 0 {
+		return nil, nil
+	}
+	q := fmt.Sprintf("SELECT coalesce(%s, %s) AS %s, %s AS _weir_payload, %s AS %s FROM %s WHERE %s ORDER BY %s",
+		errorColumn, reasonColumn, reasonColumn, rawColumn, duck.Literal(run.rep.RunID), runColumn, checkedTable, badCond, seqColumn)
+	p, err := run.stageTo(ctx, run.qref, nil, q)
+	if err == nil {
+		if _, joint := p.stage.(routes.JointStage); joint {
+			return p, nil
+		}
+		err = run.commit(ctx, p, cursor, "before-quarantine-commit")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("quarantine %s: %w", run.qref, err)
+	}
+	run.rep.Quarantined += p.n
+	return nil, nil
+}
+
 // write commits the good events to the sink (the last of each key, for
-// merge) with the cursor.
-func (run *streamRun) write(ctx context.Context, cursor string) error {
+// merge) with the cursor, and the quarantine's stage q with them when
+// there is one.
+func (run *streamRun) write(ctx context.Context, cursor string, q *pending) error {
 	var cols []string
 	switch {
 	case run.t.Contract != nil: // typed by the check
@@ -324,25 +382,40 @@ func (run *streamRun) write(ctx context.Context, cursor string) error {
 	default:
 		cols, _ = run.flat.columns()
 	}
-	q := fmt.Sprintf("SELECT %s FROM %s WHERE NOT %s", identList(cols), checkedTable, badCond)
+	sq := fmt.Sprintf("SELECT %s FROM %s WHERE NOT %s", identList(cols), checkedTable, badCond)
 	if run.mode == routes.ModeMerge {
-		q += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1", identList(run.s.Key), seqColumn)
+		sq += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1", identList(run.s.Key), seqColumn)
 	}
-	q += " ORDER BY " + seqColumn
-	n, err := run.commitTo(ctx, run.ref, run.s.Key, q, cursor, "before-commit")
-	run.rep.RowsOut += n
+	sq += " ORDER BY " + seqColumn
+	p, err := run.stageTo(ctx, run.ref, run.s.Key, sq)
+	if err == nil {
+		p.with = q
+		err = run.commit(ctx, p, cursor, "before-commit")
+	} else if q != nil {
+		abortStage(ctx, q.stage)
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", run.s.Sink, err)
+	}
+	run.rep.RowsOut += p.n
+	if q != nil {
+		run.rep.Quarantined += q.n
 	}
 	return nil
 }
 
-// commitTo writes a query's rows to table and commits them with the
-// task's cursor, after checking that no other run committed meanwhile.
-func (run *streamRun) commitTo(ctx context.Context, table routes.TableRef, key []string, q, cursor, phase string) (int64, error) {
+// pending is a written stage not committed yet.
+type pending struct {
+	stage routes.Stage
+	n     int64
+	with  *pending // committed in the same step (routes.JointStage)
+}
+
+// stageTo writes a query's rows to a stage of table.
+func (run *streamRun) stageTo(ctx context.Context, table routes.TableRef, key []string, q string) (*pending, error) {
 	res, err := run.db.Query(ctx, q)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer res.Release()
 	mode := run.mode
@@ -352,25 +425,43 @@ func (run *streamRun) commitTo(ctx context.Context, table routes.TableRef, key [
 	stage, err := run.sink.Prepare(ctx, sinkInfo(run.t.Name, table, res.Schema(), key),
 		routes.WriteOptions{Table: table, Mode: mode, RunID: run.rep.RunID, Key: key, Allocator: run.r.opts.Allocator})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	n, err := stage.Write(ctx, res)
 	if err == nil {
 		err = res.Err()
 	}
-	if err == nil && table == run.ref {
-		err = run.checkOwner(ctx)
-	}
-	if err == nil {
-		routes.Checkpoint(phase)
-		marks := incremental.Marks{streamMark: {Offset: cursor, Rows: -1}}
-		err = stage.Commit(ctx, incremental.TaskState(run.t.Name, "", marks, run.rep.RunID, n))
-	}
 	if err != nil {
 		abortStage(ctx, stage)
-		return 0, err
+		return nil, err
 	}
-	return n, nil
+	return &pending{stage: stage, n: n}, nil
+}
+
+// commit commits a written stage (and the one it carries) with the
+// task's cursor, after checking that no other run committed to the sink
+// meanwhile.
+func (run *streamRun) commit(ctx context.Context, p *pending, cursor, phase string) error {
+	state := func(n int64) routes.State {
+		marks := incremental.Marks{streamMark: {Offset: cursor, Rows: -1}}
+		return incremental.TaskState(run.t.Name, "", marks, run.rep.RunID, n)
+	}
+	err := run.checkOwner(ctx)
+	if err == nil {
+		routes.Checkpoint(phase)
+		if p.with != nil {
+			err = p.stage.(routes.JointStage).CommitWith(ctx, state(p.n), p.with.stage, state(p.with.n))
+		} else {
+			err = p.stage.Commit(ctx, state(p.n))
+		}
+	}
+	if err != nil {
+		abortStage(ctx, p.stage)
+		if p.with != nil {
+			abortStage(ctx, p.with.stage)
+		}
+	}
+	return err
 }
 
 // checkOwner fails when another run committed to the sink since this one

@@ -103,13 +103,18 @@ func (run *streamRun) loadChunk(ctx context.Context, cs stream.ChunkSource) (int
 			return 0, routes.BadInput("table column %q: names starting with _weir_ are weir's bookkeeping columns", c)
 		}
 	}
-	q := fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE %[1]s AS SELECT *, to_json(%[2]s)::VARCHAR AS %[3]s, NULL::VARCHAR AS %[4]s,
-  (row_number() OVER () - 1)::BIGINT AS %[5]s FROM %[2]s`,
-		outTable, duck.Ident(chunkTable), rawColumn, errorColumn, seqColumn)
-	if err := run.db.Exec(ctx, q); err != nil {
+	if err := run.bookkeep(ctx); err != nil {
 		return 0, fmt.Errorf("chunk of %s: %w", run.s.Table, err)
 	}
 	return run.db.Count(ctx, outTable)
+}
+
+// bookkeep makes outTable from chunkTable with the bookkeeping columns.
+func (run *streamRun) bookkeep(ctx context.Context) error {
+	q := fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE %[1]s AS SELECT *, to_json(%[2]s)::VARCHAR AS %[3]s, NULL::VARCHAR AS %[4]s,
+  (row_number() OVER () - 1)::BIGINT AS %[5]s FROM %[2]s`,
+		outTable, duck.Ident(chunkTable), rawColumn, errorColumn, seqColumn)
+	return run.db.Exec(ctx, q)
 }
 
 // graceful returns a context that ends grace after ctx does.

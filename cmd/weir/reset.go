@@ -11,13 +11,17 @@ func newResetCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "reset --task NAME [--to earliest|latest|OFFSET] -f weir.yaml",
-		Short: "Move a model task's committed position, or re-bootstrap a log_based task",
+		Short: "Move a model task's committed position or a stream task's cursor, or re-bootstrap a log_based task",
 		Long: `Reset writes a model task's new position into its sink's state, the way a
 commit does (an empty append with the new offsets, in the sink's own
 transaction). earliest replays every source from its start, latest skips to
 each source's head, an OFFSET (single-source models) reads on after it. Rows
 already in the sink stay: an upsert replay rewrites them unchanged, an append
 replay adds them again. Exit 75 while another run holds the sink.
+
+For a stream task, --to earliest, latest (Kafka) or a cursor of the
+source's form is written as the task's cursor in its sink's state, where
+the next run seeks to it (docs/streams.md).
 
 For a log_based transfer task (no --to, or --to earliest), reset forgets the
 saved positions and drops the PostgreSQL replication slot and publication,
@@ -38,8 +42,8 @@ so the next run bootstraps again; the destination tables stay.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
-	f.StringVar(&task, "task", "", "the model task (required)")
-	f.StringVar(&to, "to", "", "earliest, latest or an offset (required for model tasks)")
+	f.StringVar(&task, "task", "", "the model or stream task (required)")
+	f.StringVar(&to, "to", "", "earliest, latest or an offset (required for model and stream tasks)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON on stdout")
 	return cmd
 }

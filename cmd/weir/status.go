@@ -125,7 +125,7 @@ func lagText(s runner.SourceStatus) string {
 	case s.Lag.Head == "" && s.Lag.Position == "":
 		return "-"
 	case !s.Lag.Known:
-		return "?"
+		return "unknown"
 	}
 	if s.Lag.Unit == "bytes" {
 		return bytesText(s.Lag.Behind)

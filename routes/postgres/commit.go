@@ -182,3 +182,54 @@ func isDependencyErr(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "2BP01"
 }
+
+// CommitWith commits other (a stage of the same database) in this stage's
+// transaction: both tables' rows and states become visible together, or
+// neither does (a stream's quarantine and its sink, routes.JointStage).
+func (st *stage) CommitWith(ctx context.Context, state routes.State, other routes.Stage, otherState routes.State) error {
+	o, ok := other.(*stage)
+	if !ok || o.e != st.e {
+		return fmt.Errorf("%w: a joint commit with a stage of another database", routes.ErrUnsupported)
+	}
+	if st.done || o.done {
+		return errors.New("stage already finished")
+	}
+	type part struct {
+		st              *stage
+		state           routes.State
+		exists, becomes bool
+	}
+	parts := []*part{{st: o, state: otherState}, {st: st, state: state}}
+	for _, p := range parts {
+		exists, err := p.st.destExists(ctx)
+		if err != nil {
+			return fmt.Errorf("on %s: %w", st.e.url.Identity(), err)
+		}
+		p.exists, p.becomes = exists, !exists || p.st.opts.Mode == routes.ModeReplace
+		if p.becomes {
+			if err := p.st.addPrimaryKey(ctx); err != nil {
+				return fmt.Errorf("on %s: %w", st.e.url.Identity(), err)
+			}
+		}
+	}
+	err := st.inTx(ctx, func(tx pgx.Tx) error {
+		routes.Checkpoint("commit")
+		for _, p := range parts {
+			if err := p.st.apply(ctx, tx, p.exists, p.becomes); err != nil {
+				return err
+			}
+			if err := saveState(ctx, tx, p.st.dest, p.state); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("on %s: %w", st.e.url.Identity(), err)
+	}
+	for _, p := range parts {
+		p.st.done = true
+		p.st.lock.release(ctx)
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -270,4 +272,63 @@ func (s *kafkaSource) Drained(ctx context.Context) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// kafkaEnds reads the topic's log start and end offsets and the lag of
+// cursor (a partition it does not name counts from the group's committed
+// offset, else the log start, as the source would read it) with a client
+// that joins no group.
+func kafkaEnds(ctx context.Context, u *url.URL, opts Options, cursor string) (Ends, error) {
+	topic := strings.Trim(u.Path, "/")
+	group := cmpOr(u.Query().Get("group"), opts.Group)
+	if u.Host == "" || topic == "" || strings.Contains(topic, "/") {
+		return Ends{}, routes.BadInput("stream source %s: use kafka://broker:9092/topic?group=NAME", routes.Redact(u.String()))
+	}
+	pos, err := decodeKafkaCursor(cursor)
+	if err != nil {
+		return Ends{}, err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(u.Host, ",")...))
+	if err != nil {
+		return Ends{}, routes.BadInput("stream source %s: %v", routes.Redact(u.String()), err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	fail := func(what string, err error) (Ends, error) {
+		return Ends{}, fmt.Errorf("kafka %s: %s of %s: %w", routes.Redact(u.String()), what, topic, err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return fail("end offsets", err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return fail("start offsets", err)
+	}
+	committed, err := adm.FetchOffsets(ctx, group)
+	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) { // no group yet: nothing committed
+		return fail("offsets of group "+group, err)
+	}
+	first, last := map[int32]int64{}, map[int32]int64{}
+	e := Ends{Known: true}
+	for p, end := range ends[topic] {
+		st, _ := starts.Lookup(topic, p)
+		first[p], last[p] = st.Offset, end.Offset
+		at, ok := pos[p]
+		if c, found := committed.Lookup(topic, p); !ok && found && c.Err == nil && c.At >= 0 {
+			at, ok = c.At, true
+		}
+		if !ok {
+			at = st.Offset
+		}
+		e.Behind += max(0, end.Offset-max(at, st.Offset))
+	}
+	e.Earliest, e.Latest = encodeKafkaCursor(first), encodeKafkaCursor(last)
+	return e, nil
 }

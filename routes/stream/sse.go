@@ -38,6 +38,7 @@ type sseSource struct {
 	ch     chan sseItem
 	stop   context.CancelFunc
 	done   chan struct{}
+	link
 }
 
 // sseItem is an event or a fatal error, from the reader goroutine.
@@ -56,7 +57,7 @@ func openSSE(u *url.URL, opts Options) (*sseSource, error) {
 	if h.Host == "" {
 		return nil, routes.BadInput("stream source %s: no host", routes.Redact(u.String()))
 	}
-	return &sseSource{url: h.String(), opts: opts, client: &http.Client{}}, nil
+	return &sseSource{url: h.String(), opts: opts, client: &http.Client{}, link: newLink(opts)}, nil
 }
 
 func (s *sseSource) Seek(_ context.Context, cursor string) error {
@@ -76,6 +77,7 @@ func (s *sseSource) Next(ctx context.Context) (Event, error) {
 		if it.id != "" {
 			s.cursor = it.id
 		}
+		s.sent()
 		return Parse(it.data), nil
 	case <-ctx.Done():
 		return Event{}, ctx.Err()
@@ -83,6 +85,10 @@ func (s *sseSource) Next(ctx context.Context) (Event, error) {
 }
 
 func (s *sseSource) Cursor() string { return s.cursor }
+
+// Drained is true while the server is reachable (link.drained): an
+// available_now run does not end while its source is down.
+func (s *sseSource) Drained(context.Context) (bool, error) { return s.drained(), nil }
 
 // Commit is a no-op: an SSE server keeps no consumer state.
 func (s *sseSource) Commit(context.Context, string) error { return nil }
@@ -106,15 +112,25 @@ func (s *sseSource) start() {
 }
 
 // read connects, reads until the connection drops, and reconnects after a
-// backoff (reset by every event, based on the server's retry:).
+// backoff (reset by every event, based on the server's retry:). After
+// attempts reconnects in a row that do not reach the server, it hands
+// Next an error.
 func (s *sseSource) read(ctx context.Context) {
-	base, fails := sseRetry, 0
+	base, fails, misses := sseRetry, 0, 0
 	for ctx.Err() == nil {
 		n, err := s.connect(ctx, &base)
+		reached := s.down()
 		if n > 0 {
 			fails = 0
 		}
 		var fatal *sseFatalError
+		if !errors.As(err, &fatal) && ctx.Err() == nil {
+			if reached {
+				misses = 0
+			} else if misses++; misses > s.attempts {
+				err = &sseFatalError{unreachable("sse", s.url, s.attempts, err).Error()}
+			}
+		}
 		if errors.As(err, &fatal) {
 			select {
 			case s.ch <- sseItem{err: err}:
@@ -156,6 +172,7 @@ func (s *sseSource) connect(ctx context.Context, base *time.Duration) (int, erro
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusOK:
+		s.up()
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
 		return 0, fmt.Errorf("status %s", resp.Status)
 	default: // 204 (the server says stop) and other 4xx

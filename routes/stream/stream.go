@@ -2,11 +2,13 @@ package stream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirhq/weir/routes"
@@ -63,6 +65,81 @@ type Options struct {
 	Group string
 	// Log receives reconnect warnings; nil discards them.
 	Log func(format string, args ...any)
+	// ReconnectAttempts is how many reconnects in a row a feed (SSE,
+	// WebSocket) may fail to reach its server before Next returns an
+	// error; 0 is DefaultReconnectAttempts.
+	ReconnectAttempts int
+}
+
+// DefaultReconnectAttempts is the reconnects in a row that may fail to
+// reach an SSE or WebSocket server (about 30 s of backoff from 500 ms)
+// before the task fails: an available_now run whose source is down
+// exits 1, for the scheduler to retry, instead of reporting a drained
+// source.
+const DefaultReconnectAttempts = 6
+
+// link is what a feed's reader goroutine (SSE, WebSocket) tells the
+// runner's goroutine: whether the server is reachable and how many
+// messages it skipped as replays.
+type link struct {
+	attempts  int         // reconnects that may fail in a row
+	connected atomic.Bool // a connection is open
+	failing   atomic.Bool // the last connect did not reach the server
+	connects  atomic.Int64
+	skipped   atomic.Int64
+	// used by the runner's goroutine only (Next, Drained)
+	lastConnects, lastSkipped int64
+	delivered, warned         bool
+}
+
+func newLink(opts Options) link {
+	return link{attempts: cmp.Or(opts.ReconnectAttempts, DefaultReconnectAttempts)}
+}
+
+// up records a connect that reached the server (reader goroutine).
+func (l *link) up() {
+	l.failing.Store(false)
+	l.connects.Add(1)
+	l.connected.Store(true)
+}
+
+// down records the end of a connect attempt (reader goroutine) and
+// reports whether it had reached the server.
+func (l *link) down() bool {
+	reached := l.connected.Swap(false)
+	if !reached {
+		l.failing.Store(true)
+	}
+	return reached
+}
+
+// sent records an event handed out by Next.
+func (l *link) sent() {
+	l.delivered = true
+	l.lastConnects = l.connects.Load()
+}
+
+// drained reports a feed drained when no replay arrived since the last
+// call and the server is reachable: connected now, or connected again
+// since the last event or call (a server that closes each connection
+// once it has nothing more). Silence while the server cannot be reached,
+// or after a drop before the next connect, or while it replays what the
+// cursor already holds, is not the end of the feed.
+func (l *link) drained() bool {
+	n, c := l.skipped.Load(), l.connects.Load()
+	again := c != l.lastConnects
+	l.lastConnects = c
+	if n != l.lastSkipped {
+		l.lastSkipped = n
+		return false
+	}
+	return !l.failing.Load() && (l.connected.Load() || again)
+}
+
+// unreachable is the error a reader hands Next after the server could
+// not be reached attempts+1 times in a row.
+func unreachable(kind, rawURL string, attempts int, err error) error {
+	return fmt.Errorf("%s %s: unreachable after %d reconnect attempts (reconnect_attempts): %w", kind, routes.Redact(rawURL), attempts, err)
 }
 
 // Schemes are the URL schemes Open knows (the catalogue dagfile checks
@@ -130,4 +207,45 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Ends are a source's earliest and latest cursors and how many events a
+// cursor is behind the latest, for a source that can tell (Kafka: the log
+// start and high-water mark of each partition); Known is false for the
+// others.
+type Ends struct {
+	Earliest, Latest string
+	Behind           int64
+	Known            bool
+}
+
+// SourceEnds asks the source a URL names for its ends and cursor's lag,
+// without consuming (a Kafka source joins no group). A source that cannot
+// tell returns Known false.
+func SourceEnds(ctx context.Context, raw string, opts Options, cursor string) (Ends, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Ends{}, routes.BadInput("stream source %s: %v", routes.Redact(raw), err)
+	}
+	if u.Scheme == "kafka" {
+		return kafkaEnds(ctx, u, opts, cursor)
+	}
+	return Ends{}, nil
+}
+
+// CheckCursor refuses a cursor the source a URL names cannot seek to.
+func CheckCursor(raw, cursor string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return routes.BadInput("stream source %s: %v", routes.Redact(raw), err)
+	}
+	switch u.Scheme {
+	case "kafka":
+		if _, err := decodeKafkaCursor(cursor); err != nil {
+			return routes.BadInput("%v", err)
+		}
+	case "pubsub", "sqs":
+		return routes.BadInput("a %s:// source has no position to move to: it redelivers what was not acknowledged", u.Scheme)
+	}
+	return nil
 }

@@ -41,6 +41,7 @@ type wsSource struct {
 	ch        chan wsItem
 	stop      context.CancelFunc
 	done      chan struct{}
+	link
 }
 
 type wsItem struct {
@@ -58,7 +59,7 @@ func openWS(u *url.URL, opts Options) (*wsSource, error) {
 	if d.Host == "" {
 		return nil, routes.BadInput("stream source %s: no host", routes.Redact(u.String()))
 	}
-	return &wsSource{url: d.String(), subscribe: sub, opts: opts}, nil
+	return &wsSource{url: d.String(), subscribe: sub, opts: opts, link: newLink(opts)}, nil
 }
 
 func (s *wsSource) Seek(_ context.Context, cursor string) error {
@@ -78,6 +79,7 @@ func (s *wsSource) Next(ctx context.Context) (Event, error) {
 		if it.cur != "" {
 			s.cursor = it.cur
 		}
+		s.sent()
 		return it.ev, nil
 	case <-ctx.Done():
 		return Event{}, ctx.Err()
@@ -85,6 +87,21 @@ func (s *wsSource) Next(ctx context.Context) (Event, error) {
 }
 
 func (s *wsSource) Cursor() string { return s.cursor }
+
+// Drained is true while the server is reachable and sends nothing new,
+// not even replays: a feed that replays what the cursor holds keeps an
+// available_now run reading. A feed that only replayed is drained with a
+// warning naming the cursor.
+func (s *wsSource) Drained(context.Context) (bool, error) {
+	if !s.drained() {
+		return false, nil
+	}
+	if n := s.skipped.Load(); n > 0 && !s.delivered && !s.warned {
+		s.warned = true
+		s.opts.Log("ws %s: the feed sent %d events, all at or below the cursor %q, and nothing after it: it replays from an older point than subscribe asks, or has nothing new", routes.Redact(s.url), n, s.cursor)
+	}
+	return true, nil
+}
 
 // Commit is a no-op: the feed keeps no consumer state.
 func (s *wsSource) Commit(context.Context, string) error { return nil }
@@ -106,15 +123,25 @@ func (s *wsSource) start() {
 	}()
 }
 
-// read connects and reconnects with a backoff until Close.
+// read connects and reconnects with a backoff until Close. After
+// attempts reconnects in a row that do not reach the server, it hands
+// Next an error.
 func (s *wsSource) read(ctx context.Context) {
-	fails := 0
+	fails, misses := 0, 0
 	for ctx.Err() == nil {
 		n, err := s.connect(ctx)
+		reached := s.down()
 		if n > 0 {
 			fails = 0
 		}
 		var fatal *wsFatalError
+		if !errors.As(err, &fatal) && ctx.Err() == nil {
+			if reached {
+				misses = 0
+			} else if misses++; misses > s.attempts {
+				err = &wsFatalError{unreachable("ws", s.url, s.attempts, err).Error()}
+			}
+		}
 		if errors.As(err, &fatal) {
 			select {
 			case s.ch <- wsItem{err: err}:
@@ -154,6 +181,7 @@ func (s *wsSource) connect(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("subscribe: %w", err)
 		}
 	}
+	s.up()
 	n := 0
 	for {
 		_, data, err := c.Read(ctx)
@@ -165,6 +193,7 @@ func (s *wsSource) connect(ctx context.Context) (int, error) {
 		}
 		it, keep := s.item(data)
 		if !keep {
+			s.skipped.Add(1) // a replay: progress, not silence
 			continue
 		}
 		select {
