@@ -165,7 +165,11 @@ func startProgress(p *routes.Progress, runID string, cfg progressConfig, w io.Wr
 	var mu sync.Mutex // one line at a time
 	var wrote bool    // a periodic line was written (under mu)
 	emit := func(done bool, err error) {
-		ev := progressEventAt(p.Stats(), runID, time.Since(start), time.Now())
+		stats := p.Stats()
+		if !done && stats.Table == "" {
+			return // no table probed yet: a line would say nothing (table=, rows=0)
+		}
+		ev := progressEventAt(stats, runID, time.Since(start), time.Now())
 		if done {
 			ok := err == nil
 			ev.Done, ev.OK = true, &ok
