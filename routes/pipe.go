@@ -65,6 +65,9 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	}
 	spec = spec.withDefaults(info)
 	res.DestTable = spec.DestTable.String()
+	if err := notWeirs(spec.DestTable); err != nil {
+		return res, err
+	}
 	if err := notItself(ctx, dst, info, spec.DestTable); err != nil {
 		return res, err
 	}
