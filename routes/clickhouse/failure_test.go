@@ -306,3 +306,29 @@ func TestListTables_SkipsWeirTables(t *testing.T) {
 		t.Fatalf("ListTables = %v, %v; want a, b", got, err)
 	}
 }
+
+// A merge key on nullable columns cannot order a ReplacingMergeTree (the
+// ORDER BY left them out, tuple(), and FINAL collapsed every row into one):
+// the first merge is refused before a table is created.
+func TestMerge_RefusesNullableKey(t *testing.T) {
+	pg, ch := postgrestest.New(t), clickhousetest.New(t)
+	ctx := routestest.Context(t, time.Minute)
+	pg.Exec(t, ctx, fmt.Sprintf(`CREATE TABLE %[1]s.nk (k int, j int NOT NULL, cur int, v text);
+INSERT INTO %[1]s.nk VALUES (1, 1, 1, 'a'), (2, 2, 2, 'b'), (3, 3, 3, 'c')`, pg.Schema))
+	for _, key := range [][]string{{"k"}, {"j", "k"}} {
+		spec := pgSpec(pg.Ref("nk"), ch.Ref("nk"))
+		spec.Mode, spec.Key = routes.ModeMerge, key
+		s, _ := routes.OpenSource(ctx, pg.URL())
+		d, _ := routes.OpenDestination(ctx, ch.URL())
+		spec.Window = incremental.Watermark(s, d, "cur")
+		_, err := routes.Copy(ctx, s, d, spec)
+		s.Close()
+		d.Close()
+		if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "nk.k") {
+			t.Fatalf("merge by %v, k nullable: %v, want bad input naming nk.k", key, err)
+		}
+		if ch.Exists(t, ctx, "nk") || len(ch.Staging(t, ctx, "nk")) > 0 {
+			t.Fatalf("merge by %v: a refused merge left tables behind", key)
+		}
+	}
+}
