@@ -223,6 +223,14 @@ func cellFor(bld array.Builder) cellFunc {
 		}
 	case *array.TimestampBuilder:
 		return timestampCell(bld)
+	case *array.BinaryBuilder:
+		return func(f csvField) error {
+			if len(f.b) == 0 && !f.quoted {
+				bld.AppendNull()
+				return nil
+			}
+			return bld.AppendValueFromString(string(f.b)) // base64; "" is an empty value
+		}
 	}
 	return func(f csvField) error {
 		if len(f.b) == 0 {
