@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/weirhq/weir"
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
 	"github.com/weirhq/weir/routes/mysql/mysqltest"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
@@ -98,5 +100,43 @@ func TestTransfer_AppendThreeRunsMySQL(t *testing.T) {
 	}
 	if _, n := pg.Hash(t, ctx, pg.Ref("ev"), "x.id"); n != 6 {
 		t.Fatalf("destination has %d rows, want 6", n)
+	}
+}
+
+// TestTransfer_DroppedDestinationStartsOver: a destination table dropped by
+// hand while its _weir_state row stays is loaded again from the start by the
+// next append or merge, not recreated with only the rows past the saved
+// watermark (it landed 1 row of 11, exit 0).
+func TestTransfer_DroppedDestinationStartsOver(t *testing.T) {
+	src, pg, my, ch := postgrestest.New(t), postgrestest.New(t), mysqltest.New(t), clickhousetest.New(t)
+	ctx := routestest.Context(t, 3*time.Minute)
+	dsts := []struct {
+		name string
+		fx   routestest.Fixture
+		drop func(table string)
+	}{
+		{"postgres", pg, func(table string) { pg.Exec(t, ctx, "DROP TABLE "+pg.Ref(table)) }},
+		{"mysql", my, func(table string) { my.Exec(t, ctx, "DROP TABLE "+my.Ref(table)) }},
+		{"clickhouse", ch, func(table string) { ch.Exec(t, ctx, "DROP TABLE "+ch.Ref(table)) }},
+	}
+	for _, mode := range []string{"append", "merge"} {
+		for _, d := range dsts {
+			t.Run(d.name+"/"+mode, func(t *testing.T) {
+				name := "t_" + mode
+				src.Create(t, ctx, name+"_"+d.name, routestest.Rows(1, 10))
+				opts := weir.TransferOptions{Tables: []string{src.Ref(name + "_" + d.name)}, DestTable: d.fx.Ref(name), Mode: routes.Mode(mode)}
+				if _, err := weir.Transfer(ctx, src.URL(), d.fx.URL(), opts); err != nil {
+					t.Fatal(err)
+				}
+				d.drop(name)
+				src.Insert(t, ctx, name+"_"+d.name, routestest.Rows(11, 11))
+				if _, err := weir.Transfer(ctx, src.URL(), d.fx.URL(), opts); err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := d.fx.Read(t, ctx, name); len(got) != 11 {
+					t.Fatalf("after the drop the table holds %d rows, want all 11", len(got))
+				}
+			})
+		}
 	}
 }

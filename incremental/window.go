@@ -19,6 +19,9 @@ func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.
 			return routes.Window{}, err
 		}
 		after, err := savedWatermark(ctx, dst, dest, info.SourceID, col)
+		if err == nil && after != "" && destDropped(ctx, dst, dest) {
+			after = "" // the rows the watermark counted are gone: start over
+		}
 		if err == nil && after == "" {
 			after, err = destWatermark(ctx, dst, dest, col)
 		}
@@ -76,6 +79,18 @@ func savedWatermark(ctx context.Context, dst routes.Destination, dest routes.Tab
 		return "", routes.BadInput("%s: the saved watermark is on column %q, not %q; keep the same --cursor, or run once with --mode replace", dest, st.Cursor, col)
 	}
 	return st.Watermark, nil
+}
+
+// destDropped reports whether the destination table is gone while its
+// state row stayed (dropped by hand): resuming from the saved watermark
+// would recreate it with only the rows past it.
+func destDropped(ctx context.Context, dst routes.Destination, dest routes.TableRef) bool {
+	ds, ok := routes.As[routes.Source](dst)
+	if !ok {
+		return false
+	}
+	_, err := ds.Probe(ctx, dest)
+	return errors.Is(err, routes.ErrNotFound)
 }
 
 // destWatermark bootstraps a watermark from the rows already in the

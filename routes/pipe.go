@@ -69,6 +69,9 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	spec.Progress.begin(spec.Table.String(), info.RowEstimate)
 	log := slog.Default().With("table", res.Table)
 	log.InfoContext(ctx, "probe", "columns", len(info.Columns), "rows_est", info.RowEstimate, "elapsed", time.Since(start))
+	if err := notWeirs(spec.DestTable); err != nil {
+		return res, err
+	}
 	if err := notItself(ctx, dst, info, spec.DestTable); err != nil {
 		return res, err
 	}

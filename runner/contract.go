@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,11 @@ const (
 	runColumn    = "_weir_run"
 	rowColumn    = "_weir_row" // the row's place in _weir_out (its rowid)
 )
+
+// checkColumn matches the names of the check's own columns, which an
+// output column must not take (it would be read as the check's, or make
+// the quarantine table's schema invalid).
+var checkColumn = regexp.MustCompile(`^(` + reasonColumn + `|` + runColumn + `|` + rowColumn + `|_weir_[rt][0-9]+)$`)
 
 // checked is the outcome of a contract check.
 type checked struct {
@@ -185,6 +191,9 @@ func (p contractPlan) countRules(ctx context.Context, db *duck.DB, where string)
 func columnTypes(c *dagfile.Contract, cols []string) (map[string]string, error) {
 	have := map[string]bool{}
 	for _, name := range cols {
+		if checkColumn.MatchString(name) {
+			return nil, routes.BadInput("the output has a column named %q, a name the contract check gives its own columns (%s, %s, %s, _weir_r<n>, _weir_t<n>): rename it in the SQL", name, reasonColumn, runColumn, rowColumn)
+		}
 		have[name] = true
 	}
 	types := map[string]string{}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -484,5 +485,25 @@ func TestContract_ModelCases(t *testing.T) {
 				t.Errorf("sink columns %q, want %q", types, tc.types)
 			}
 		})
+	}
+}
+
+// TestContract_RefusesCheckColumnNames: an output column named like one of
+// the check's own columns is bad input naming it (it was read as the
+// check's, and the quarantine table's schema failed with a duplicate
+// column, exit 1); names that only start with _weir_ (a changelog's
+// _weir_op, _weir_lsn) pass.
+func TestContract_RefusesCheckColumnNames(t *testing.T) {
+	c := parseContract(t, "      columns: [{name: id, type: BIGINT}]\n")
+	for _, name := range []string{"_weir_reason", "_weir_run", "_weir_row", "_weir_r0", "_weir_r12", "_weir_t3"} {
+		_, err := contractSQL(c, []string{"id", name}, "run1", nil)
+		if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), name) {
+			t.Errorf("output column %s: got %v, want bad input naming it", name, err)
+		}
+	}
+	for _, name := range []string{"_weir_op", "_weir_lsn", "_weir_reasons", "_weir_rx", "weir_run"} {
+		if _, err := contractSQL(c, []string{"id", name}, "run1", []string{"id"}); err != nil {
+			t.Errorf("output column %s: %v", name, err)
+		}
 	}
 }

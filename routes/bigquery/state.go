@@ -22,7 +22,7 @@ import (
 // row inside the data's transaction; replace (which swaps with a copy job
 // and so has no transaction) loads it with a free load job right after the
 // swap, and a crash in between is settled from the lock (see settle).
-const StateTable = "_weir_state"
+const StateTable = routes.StateTableName
 
 var stateSchema = bq.Schema{
 	{Name: "dest_table", Type: bq.StringFieldType, Required: true},

@@ -32,23 +32,53 @@ func newEncoder(a arrow.DataType, typ string, o Options) (encoder, error) {
 }
 
 func buildEncoder(a arrow.DataType, t chType, o Options) (encoder, error) {
+	return buildEnc(a, t, o, true)
+}
+
+// buildEnc is buildEncoder; strict is false under Nullable, which writes the
+// nulls itself.
+func buildEnc(a arrow.DataType, t chType, o Options, strict bool) (encoder, error) {
 	switch t.Name {
 	case "Nullable":
-		inner, err := buildEncoder(a, *t.Elem, o)
+		inner, err := buildEnc(a, *t.Elem, o, false)
 		if err != nil {
 			return nil, err
 		}
 		return nullableEnc{typ: "Nullable(" + inner.chType() + ")", inner: inner}, nil
 	case "LowCardinality":
 		// Sent as the plain type: the server converts on insert.
-		return buildEncoder(a, *t.Elem, o)
+		return buildEnc(a, *t.Elem, o, strict)
 	case "Array":
 		return arrayEncoder(a, t, o)
 	}
 	if enc := scalarEncoder(a, t, o); enc != nil {
+		if strict {
+			return notNullEnc{enc}, nil
+		}
 		return enc, nil
 	}
 	return nil, fmt.Errorf("cannot write arrow %s as ClickHouse %s", a, t.raw)
+}
+
+// notNullEnc refuses a NULL for a column that is not Nullable: the scalar
+// encoders would write the null slot's bytes (0, "", or garbage).
+type notNullEnc struct{ encoder }
+
+func (e notNullEnc) column(b *proto.Buffer, arr arrow.Array) error {
+	if n := arr.NullN(); n > 0 {
+		return fmt.Errorf("%d NULLs for ClickHouse %s, which is not Nullable (make the column Nullable, or the source NOT NULL)", n, e.chType())
+	}
+	return e.encoder.column(b, arr)
+}
+
+func (e notNullEnc) bind(arr arrow.Array) valueFunc {
+	inner := e.encoder.bind(arr)
+	return func(b []byte, i int) ([]byte, error) {
+		if arr.IsNull(i) {
+			return b, fmt.Errorf("NULL for ClickHouse %s, which is not Nullable (make the column Nullable, or the source NOT NULL)", e.chType())
+		}
+		return inner(b, i)
+	}
 }
 
 // nullableEnc: a null map (1 = NULL) before the values; RowBinary puts the

@@ -306,3 +306,61 @@ func TestListTables_SkipsWeirTables(t *testing.T) {
 		t.Fatalf("ListTables = %v, %v; want a, b", got, err)
 	}
 }
+
+// A merge key on nullable columns cannot order a ReplacingMergeTree (the
+// ORDER BY left them out, tuple(), and FINAL collapsed every row into one):
+// the first merge is refused before a table is created.
+func TestMerge_RefusesNullableKey(t *testing.T) {
+	pg, ch := postgrestest.New(t), clickhousetest.New(t)
+	ctx := routestest.Context(t, time.Minute)
+	pg.Exec(t, ctx, fmt.Sprintf(`CREATE TABLE %[1]s.nk (k int, j int NOT NULL, cur int, v text);
+INSERT INTO %[1]s.nk VALUES (1, 1, 1, 'a'), (2, 2, 2, 'b'), (3, 3, 3, 'c')`, pg.Schema))
+	for _, key := range [][]string{{"k"}, {"j", "k"}} {
+		spec := pgSpec(pg.Ref("nk"), ch.Ref("nk"))
+		spec.Mode, spec.Key = routes.ModeMerge, key
+		s, _ := routes.OpenSource(ctx, pg.URL())
+		d, _ := routes.OpenDestination(ctx, ch.URL())
+		spec.Window = incremental.Watermark(s, d, "cur")
+		_, err := routes.Copy(ctx, s, d, spec)
+		s.Close()
+		d.Close()
+		if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "nk.k") {
+			t.Fatalf("merge by %v, k nullable: %v, want bad input naming nk.k", key, err)
+		}
+		if ch.Exists(t, ctx, "nk") || len(ch.Staging(t, ctx, "nk")) > 0 {
+			t.Fatalf("merge by %v: a refused merge left tables behind", key)
+		}
+	}
+}
+
+// TestAppend_NullIntoNotNullableColumnFails: a source column that was NOT
+// NULL when the table was created (a non-Nullable ClickHouse column) and
+// later holds a NULL fails the append naming the column, over the native
+// and the HTTP protocol; it used to land as 0 or "" with exit 0.
+func TestAppend_NullIntoNotNullableColumnFails(t *testing.T) {
+	pg := postgrestest.New(t)
+	ctx := routestest.Context(t, 2*time.Minute)
+	for _, ch := range []*clickhousetest.Fixture{clickhousetest.New(t), clickhousetest.NewHTTP(t)} {
+		dst := ch.URL()
+		pg.Exec(t, ctx, fmt.Sprintf(`DROP TABLE IF EXISTS %[1]s.rq; CREATE TABLE %[1]s.rq (id int PRIMARY KEY, c bigint NOT NULL, s text NOT NULL, a int[] NOT NULL);
+INSERT INTO %[1]s.rq VALUES (1, 10, 'a', '{1}')`, pg.Schema))
+		ch.Exec(t, ctx, "DROP TABLE IF EXISTS "+ch.Ref("rq"))
+		spec := pgSpec(pg.Ref("rq"), ch.Ref("rq"))
+		spec.Mode = routes.ModeAppend
+		if _, err := copyURLs(ctx, pg.URL(), dst, spec); err != nil {
+			t.Fatal(err)
+		}
+		for i, col := range []string{"c", "s"} {
+			pg.Exec(t, ctx, fmt.Sprintf(`ALTER TABLE %[1]s.rq ALTER %[2]s DROP NOT NULL;
+INSERT INTO %[1]s.rq VALUES (%[3]d, 1, 'x', '{1}'); UPDATE %[1]s.rq SET %[2]s = NULL WHERE id = %[3]d`, pg.Schema, col, i+2))
+			_, err := copyURLs(ctx, pg.URL(), dst, spec)
+			if err == nil || !strings.Contains(err.Error(), col) || !strings.Contains(err.Error(), "not Nullable") {
+				t.Fatalf("%s: NULL in %s: got %v, want an error naming the column", dst, col, err)
+			}
+			pg.Exec(t, ctx, fmt.Sprintf(`DELETE FROM %s.rq WHERE id = %d`, pg.Schema, i+2))
+		}
+		if n := ch.Value(t, ctx, "SELECT count() FROM "+ch.Ref("rq")); n != "1" {
+			t.Fatalf("%s: the table holds %s rows after the refused appends, want its 1", dst, n)
+		}
+	}
+}

@@ -132,6 +132,9 @@ func (st *stage) dropLeftovers(ctx context.Context, dead holder) error {
 }
 
 func (st *stage) create(ctx context.Context) error {
+	if err := st.mergeKeySortable(); err != nil {
+		return err
+	}
 	defs := make([]string, len(st.info.Columns))
 	for i, c := range st.info.Columns {
 		defs[i] = quoteIdent(c.Name) + " " + destType(c, st.info.Scheme, st.e.feat)
@@ -184,6 +187,24 @@ func (st *stage) orderBy() string {
 		return "tuple()"
 	}
 	return "(" + strings.Join(cols, ", ") + ")"
+}
+
+// mergeKeySortable refuses a merge whose new table could not be ordered by
+// the whole key: orderBy leaves Nullable columns out, and a
+// ReplacingMergeTree ordered by less than the key (tuple(), at worst)
+// collapses rows of distinct keys into one.
+func (st *stage) mergeKeySortable() error {
+	if st.opts.Mode != routes.ModeMerge || st.e.opts.OrderBy != "" {
+		return nil
+	}
+	for _, k := range st.opts.Key {
+		if c, ok := st.info.Column(k); ok && strings.HasPrefix(destType(c, st.info.Scheme, st.e.feat), "Nullable(") {
+			return &routes.ProbeError{Table: st.info.Ref.String(), Column: k,
+				Problem: "the merge key column is nullable, and ClickHouse cannot order a ReplacingMergeTree by it: rows of distinct keys would collapse into one",
+				Hint:    "make the column NOT NULL in the source, or create the table yourself ORDER BY the key and merge into it"}
+		}
+	}
+	return nil
 }
 
 // checkMergeTarget: merging into an existing table needs ReplacingMergeTree

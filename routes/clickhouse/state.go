@@ -16,7 +16,7 @@ import (
 // writes a row with status applying before it lands the data and one with
 // status committed after; a reader that finds applying decides from the
 // data itself whether the commit landed (see landed).
-const StateTable = "_weir_state"
+const StateTable = routes.StateTableName
 
 // Record statuses.
 const (

@@ -57,6 +57,11 @@ func (c *converter) convert(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 		} else if cols[i], err = convertArray(ctx, rec.Column(si), f.Type, c.mem); err != nil {
 			return nil, fmt.Errorf("column %s: %w", f.Name, err)
 		}
+		// A null in a required column would be written as whatever its slot
+		// holds (an upsert's NULL key landed as "" or a random integer).
+		if n := cols[i].NullN(); n > 0 && !f.Nullable {
+			return nil, fmt.Errorf("column %s is required in the table (NOT NULL, or a key: an identifier field), but %d rows of the batch hold NULL there", f.Name, n)
+		}
 	}
 	return array.NewRecordBatch(c.target, cols, rec.NumRows()), nil
 }

@@ -2,6 +2,7 @@ package iceberg_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/weirhq/weir/routes"
@@ -119,4 +120,37 @@ func deref(s *string) string {
 		return "NULL"
 	}
 	return *s
+}
+
+// TestAppend_NullIntoRequiredColumnFails: a source column that was NOT NULL
+// when the table was created (a required Iceberg field) and later holds a
+// NULL fails the append, naming the column; it used to land as 0 or "" (or
+// whatever the null slot held), exit 0. The table keeps its rows.
+func TestAppend_NullIntoRequiredColumnFails(t *testing.T) {
+	pg, ice := postgrestest.New(t), icebergtest.New(t)
+	ctx := testContext(t)
+	pg.Exec(t, ctx, fmt.Sprintf(`CREATE TABLE %[1]s.rq (id int PRIMARY KEY, c bigint NOT NULL, s text NOT NULL, d date NOT NULL);
+INSERT INTO %[1]s.rq VALUES (1, 10, 'a', '2024-01-01')`, pg.Schema))
+	st, _ := routes.ParseTableRef(pg.Ref("rq"))
+	dt, _ := routes.ParseTableRef(ice.Ref("rq"))
+	spec := routes.CopySpec{Table: st, DestTable: dt, Mode: routes.ModeAppend}
+	if _, err := copyURLs(ctx, pg.URL(), ice.URL(), spec); err != nil {
+		t.Fatal(err)
+	}
+	for i, col := range []string{"c", "s", "d"} {
+		pg.Exec(t, ctx, fmt.Sprintf(`ALTER TABLE %[1]s.rq ALTER %[2]s DROP NOT NULL;
+INSERT INTO %[1]s.rq VALUES (%[3]d, 1, 'x', '2024-01-02'); UPDATE %[1]s.rq SET %[2]s = NULL WHERE id = %[3]d`, pg.Schema, col, i+2))
+		_, err := copyURLs(ctx, pg.URL(), ice.URL(), spec)
+		if err == nil || !strings.Contains(err.Error(), "column "+col+" is required") {
+			t.Fatalf("NULL in %s: got %v, want an error naming the required column", col, err)
+		}
+		pg.Exec(t, ctx, fmt.Sprintf(`DELETE FROM %s.rq WHERE id = %d`, pg.Schema, i+2))
+	}
+	back, _ := routes.ParseTableRef(pg.Ref("back"))
+	if _, err := copyURLs(ctx, ice.URL(), pg.URL(), routes.CopySpec{Table: dt, DestTable: back}); err != nil {
+		t.Fatal(err)
+	}
+	if _, n := pg.Hash(t, ctx, pg.Ref("back"), "x.id"); n != 1 {
+		t.Fatalf("the table holds %d rows after the refused appends, want its 1", n)
+	}
 }

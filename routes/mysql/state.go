@@ -14,7 +14,7 @@ import (
 // StateTable holds one row per (destination table, source), in the
 // destination table's database; append and merge write it in the data's
 // transaction.
-const StateTable = "_weir_state"
+const StateTable = routes.StateTableName
 
 func stateRef(schema string) routes.TableRef {
 	return routes.TableRef{Schema: schema, Name: StateTable}

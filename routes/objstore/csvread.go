@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // csvInput is an open CSV file: the object, gunzipped when it ends in .gz.
@@ -113,9 +115,34 @@ func (b *csvBatches) bind(mem memory.Allocator) error {
 			return fmt.Errorf("header has no column %q", f.Name)
 		}
 		b.idx = append(b.idx, p)
-		b.cells = append(b.cells, cellFor(b.rb.Field(i)))
+		cell := cellFor(b.rb.Field(i))
+		if native, _ := f.Metadata.GetValue(routes.MetaNativeType); native == NativeCSV {
+			cell = inferredCell(f.Type, cell)
+		}
+		b.cells = append(b.cells, cell)
 	}
 	return nil
+}
+
+// inferredCell holds a row past the first InferRows to the rule that typed
+// its column: 007 in an int64 column, or 12345678901234567.5 in a float64
+// one, fails the read instead of landing as 7 or 12345678901234568.
+func inferredCell(t arrow.DataType, cell cellFunc) cellFunc {
+	var fits func(string) bool
+	switch t.ID() {
+	case arrow.INT64:
+		fits = isInt
+	case arrow.FLOAT64:
+		fits = isFloat
+	default:
+		return cell
+	}
+	return func(f csvField) error {
+		if len(f.b) > 0 && !fits(string(f.b)) {
+			return fmt.Errorf("%q does not fit %s exactly (the type was inferred from the first %d rows)", f.b, t, InferRows)
+		}
+		return cell(f)
+	}
 }
 
 func (b *csvBatches) Schema() *arrow.Schema          { return b.schema }
@@ -196,6 +223,14 @@ func cellFor(bld array.Builder) cellFunc {
 		}
 	case *array.TimestampBuilder:
 		return timestampCell(bld)
+	case *array.BinaryBuilder:
+		return func(f csvField) error {
+			if len(f.b) == 0 && !f.quoted {
+				bld.AppendNull()
+				return nil
+			}
+			return bld.AppendValueFromString(string(f.b)) // base64; "" is an empty value
+		}
 	}
 	return func(f csvField) error {
 		if len(f.b) == 0 {

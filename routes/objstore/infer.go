@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -22,7 +24,9 @@ const NativeCSV = "csv"
 // non-empty value of its first InferRows rows fits:
 //
 //	int64      optional sign and digits, no leading zero ("007" stays text), fits 64 bits
-//	float64    a decimal or exponent number (1.5, -2, 3e8, 0.5); not NaN, Inf or 007.5
+//	float64    a decimal or exponent number (1.5, -2, 3e8, 0.5) that a float64 holds
+//	           exactly (its shortest text has the same value); not NaN, Inf or 007.5,
+//	           nor 12345678901234567.5 or 18446744073709551615, which stay text
 //	timestamp  2024-01-31, 2024-01-31 12:00:00[.frac], T or space, Z or ±hh[:mm] optional;
 //	           timestamp[us, UTC] when every value names an offset, timestamp[us] when
 //	           none does; mixed stays text
@@ -117,8 +121,28 @@ func isFloat(s string) bool {
 	if !digits {
 		return false
 	}
-	_, err := strconv.ParseFloat(s, 64)
-	return err == nil
+	f, err := strconv.ParseFloat(s, 64)
+	return err == nil && floatExact(s, f)
+}
+
+// floatExact reports whether f, written back as its shortest text, has the
+// decimal value s: a float64 column must never round a value it was given.
+func floatExact(s string, f float64) bool {
+	sig := 0
+	for i := 0; i < len(s) && s[i] != 'e' && s[i] != 'E'; i++ {
+		if c := s[i]; c >= '1' && c <= '9' || c == '0' && sig > 0 {
+			sig++
+		}
+	}
+	if sig <= 15 && (math.Abs(f) >= 0x1p-1022 || sig == 0) {
+		return true // 15 significant digits survive any normal float64
+	}
+	want, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return false
+	}
+	got, ok := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return ok && want.Cmp(got) == 0
 }
 
 // inferSchema reads the header and up to InferRows records of p.

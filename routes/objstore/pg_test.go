@@ -14,7 +14,9 @@ import (
 )
 
 // allTypes is a PostgreSQL table with every type the lake keeps exactly,
-// NULLs in every nullable column.
+// NULLs in every nullable column, and the edge values of row -1: time
+// 24:00:00 (CSV wrote it as 00:00:00), an empty bytea (read back as NULL) and
+// dates outside years 0000..9999 (CSV wrote text it could not read back).
 const allTypes = `CREATE TABLE %s (
   id bigint PRIMARY KEY, i int, s smallint, n numeric(12,2), big numeric(38,10), nn numeric,
   r real, d double precision, t text, v varchar(20), b boolean, dt date, tm time,
@@ -27,14 +29,16 @@ const allTypesRows = `INSERT INTO %s SELECT g, g * 7, (g %% 300)::smallint, g * 
   md5(g::text)::uuid, jsonb_build_object('g', g, 'a', jsonb_build_array(1, 'x')), decode(md5(g::text), 'hex'),
   ARRAY[g, NULL, -g]::int[], ARRAY['a' || g, NULL, '']
 FROM generate_series(1, 2000) g;
-INSERT INTO %s (id) VALUES (0)`
+INSERT INTO %s (id) VALUES (0);
+INSERT INTO %s (id, tm, by, t, ta, dt) VALUES (-1, '24:00:00', '\x', '', '{}', '4713-01-01 BC'),
+  (-2, NULL, NULL, NULL, NULL, '10000-01-01'), (-3, NULL, NULL, NULL, NULL, 'infinity'), (-4, NULL, NULL, NULL, NULL, '-infinity')`
 
 // PostgreSQL → lake → PostgreSQL keeps every value: the row hashes match.
 func TestPostgres_ThroughTheLake(t *testing.T) {
 	pg := postgrestest.New(t)
 	ctx := testContext(t)
 	src := pg.Ref("all_types")
-	pg.Exec(t, ctx, fmt.Sprintf(allTypes, src), fmt.Sprintf(allTypesRows, src, src))
+	pg.Exec(t, ctx, fmt.Sprintf(allTypes, src), fmt.Sprintf(allTypesRows, src, src, src))
 	want, n := pg.Hash(t, ctx, src, "id")
 	for _, s := range stores {
 		for _, format := range formats {

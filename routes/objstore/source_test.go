@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/objstore"
 	"github.com/weirhq/weir/routes/objstore/objstoretest"
 	"github.com/weirhq/weir/routes/routestest"
 )
@@ -168,5 +170,45 @@ func TestRead_CursorWindow(t *testing.T) {
 	}
 	if n != 5 {
 		t.Fatalf("window (120, 125] read %d rows, want 5", n)
+	}
+}
+
+// An inferred float64 or int64 column never rounds or rewrites a value: a
+// number a float64 cannot hold exactly keeps its column text, and a row past
+// the first InferRows that does not fit its column fails the read.
+func TestProbe_CSVInferenceExact(t *testing.T) {
+	ctx := testContext(t)
+	f := objstoretest.NewFile(t)
+	f.Put(t, "in/exact.csv", []byte("id,big,long,short,tiny,shortest\n"+
+		"1,18446744073709551615,12345678901234567.5,0.1,1e-400,0.30000000000000004\n"+
+		"2,1,1,19.99,5e-324,1e20\n"))
+	info := probe(t, ctx, f, "in/exact.csv")
+	want := "id:int64 big:utf8 long:utf8 short:float64 tiny:utf8 shortest:float64"
+	if got := describeColumns(info); got != want {
+		t.Fatalf("columns\n got %s\nwant %s", got, want)
+	}
+	wantRows := "1|18446744073709551615|12345678901234567.5|0.1|1e-400|0.30000000000000004\n" +
+		"2|1|1|19.99|5e-324|1e+20"
+	if got := strings.Join(readText(t, ctx, f, info), "\n"); got != wantRows {
+		t.Fatalf("rows\n got %q\nwant %q", got, wantRows)
+	}
+
+	for _, tc := range []struct{ name, first, late, want string }{
+		{"float", "1.5", "12345678901234567.5", `"12345678901234567.5" does not fit float64 exactly`},
+		{"int", "7", "007", `"007" does not fit int64 exactly`},
+	} {
+		var b strings.Builder
+		b.WriteString("id,v\n")
+		for i := range objstore.InferRows {
+			fmt.Fprintf(&b, "%d,%s\n", i, tc.first)
+		}
+		fmt.Fprintf(&b, "%d,%s\n", objstore.InferRows, tc.late)
+		name := "in/late_" + tc.name + ".csv"
+		f.Put(t, name, []byte(b.String()))
+		info := probe(t, ctx, f, name)
+		err := objstoretest.ReadAll(ctx, f.Endpoint(t, ctx), info, func(arrow.RecordBatch) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%s: a late row that does not fit: got %v, want an error with %s", tc.name, err, tc.want)
+		}
 	}
 }

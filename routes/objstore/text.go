@@ -44,6 +44,25 @@ func textAppender(a arrow.Array) appender {
 		return func(dst []byte, i int) []byte { return append(dst, a.Value(i).ToString(scale)...) }
 	case *array.Timestamp:
 		return timestampAppender(a)
+	case *array.Date32:
+		// Years outside 0000..9999 (PostgreSQL's BC dates, year 10000, the
+		// infinity sentinels) do not parse as 2006-01-02: the raw day count.
+		return func(dst []byte, i int) []byte {
+			if y := a.Value(i).ToTime().Year(); y < 0 || y > 9999 {
+				return strconv.AppendInt(dst, int64(a.Value(i)), 10)
+			}
+			return append(dst, a.ValueStr(i)...)
+		}
+	case *array.Time64:
+		// PostgreSQL's 24:00:00 is a day's count, which ValueStr wraps to
+		// 00:00:00: such a value is written as the raw count, read back as is.
+		day := int64(24 * time.Hour / a.DataType().(*arrow.Time64Type).Unit.Multiplier())
+		return func(dst []byte, i int) []byte {
+			if v := int64(a.Value(i)); v < 0 || v >= day {
+				return strconv.AppendInt(dst, v, 10)
+			}
+			return append(dst, a.ValueStr(i)...)
+		}
 	}
 	return func(dst []byte, i int) []byte { return append(dst, a.ValueStr(i)...) }
 }

@@ -12,7 +12,7 @@ import (
 
 // StateTable holds one row per (destination table, source), in the
 // destination table's schema, written in the data's transaction.
-const StateTable = "_weir_state"
+const StateTable = routes.StateTableName
 
 func stateDDL(schema string) string {
 	return fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (

@@ -7,7 +7,8 @@
 //     (iceberg://?uri=postgres%3A%2F%2Fu%3APW%40h%2Fdb);
 //   - the value of a query parameter whose name looks secret (SecretName):
 //     names may hold '.', '-' and '_' (s3.secret-access-key=) and may be
-//     percent-encoded.
+//     percent-encoded; so also of a libpq key=value connection string
+//     (host=h password=pw, or password='p w').
 //
 // A value that is exactly one ${VAR} reference is shown as it is: it names
 // a secret (dagfile expands it later), it does not hold one. Empty values
@@ -67,9 +68,11 @@ func userinfo(s, stops string) string {
 	}
 }
 
-// param is one name=value of a query string (or of a query-like text): the
-// value ends at '&', '#', '?', a blank or a quote.
-var param = regexp.MustCompile(`([?&])([^=&?#\s"'<>]+)=([^&#?\s"'<>]*)`)
+// param is one name=value of a query string, or of a libpq key=value
+// connection string (password=pw dbname=db, which also reaches messages as
+// a path): the value ends at '&', '#', '?', a blank or a quote, or is one
+// '…' quoted value.
+var param = regexp.MustCompile(`([?&]|^|\s)([^=&?#\s"'<>]+)=('(?:[^'\\]|\\.)*'|[^&#?\s"'<>]*)`)
 
 // urlParam is param in a text that is one URL: blanks do not end a value.
 var urlParam = regexp.MustCompile(`([?&])([^=&?#]+)=([^&#?]*)`)

@@ -44,6 +44,12 @@ func TestString(t *testing.T) {
 		{"clickhouse://h:9000/db?order_by=id&primary_key=id&key_columns=a,b&keys=id", "clickhouse://h:9000/db?order_by=id&primary_key=id&key_columns=a,b&keys=id"},
 		{"postgres://h:5432/db?sslmode=disable&application_name=weir", "postgres://h:5432/db?sslmode=disable&application_name=weir"},
 		{"kafka://b1:9092,b2:9092/topic?group=g", "kafka://b1:9092,b2:9092/topic?group=g"},
+		// libpq key=value connection strings, also inside a message or a path.
+		{"host=h port=5432 password=pw dbname=db", "host=h port=5432 password=xxxxx dbname=db"},
+		{"password=pw host=h", "password=xxxxx host=h"},
+		{"open file:///tmp/host=h password=pw dbname=db/t: not found", "open file:///tmp/host=h password=xxxxx dbname=db/t: not found"},
+		{"host=h password='p w\\' x' sslpassword=q", "host=h password=xxxxx sslpassword=xxxxx"},
+		{"host=h user=u dbname=db sslmode=disable", "host=h user=u dbname=db sslmode=disable"},
 	}
 	for _, tc := range tests {
 		if got := redact.String(tc.in); got != tc.want {
