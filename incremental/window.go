@@ -18,6 +18,9 @@ func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.
 		if err != nil {
 			return routes.Window{}, err
 		}
+		if err := noNullCursor(ctx, src, info, col); err != nil {
+			return routes.Window{}, err
+		}
 		after, err := savedWatermark(ctx, dst, dest, info.SourceID, col)
 		if err == nil && after != "" && destDropped(ctx, dst, dest) {
 			after = "" // the rows the watermark counted are gone: start over
@@ -64,6 +67,24 @@ func cursorColumn(info *routes.TableInfo, cursor string) (string, error) {
 		return "", &routes.ProbeError{Table: info.Ref.String(), Column: cursor, Problem: "cursor column does not exist", Hint: "name an existing column with --cursor"}
 	}
 	return cursor, nil
+}
+
+// noNullCursor refuses a cursor column that holds NULLs where the source
+// can count them: those rows would never be copied (NULL is neither past
+// the watermark nor at most the maximum).
+func noNullCursor(ctx context.Context, src routes.Source, info *routes.TableInfo, col string) error {
+	c, _ := info.Column(col)
+	nc, ok := routes.As[routes.NullCounter](src)
+	if !c.Nullable || !ok {
+		return nil
+	}
+	n, err := nc.NullCount(ctx, info, col)
+	if err != nil || n == 0 {
+		return err
+	}
+	return &routes.ProbeError{Table: info.Ref.String(), Column: col,
+		Problem: fmt.Sprintf("%d rows have a NULL cursor: an incremental run would never copy them", n),
+		Hint:    "fill the column (and make it NOT NULL), pick a cursor without NULLs with --cursor, or use --mode replace"}
 }
 
 func savedWatermark(ctx context.Context, dst routes.Destination, dest routes.TableRef, sourceID, col string) (string, error) {

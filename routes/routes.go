@@ -157,6 +157,14 @@ type CursorSource interface {
 	MaxCursor(ctx context.Context, info *TableInfo, cursor string) (max string, ok bool, err error)
 }
 
+// NullCounter is a CursorSource that can count the rows whose column is
+// NULL. An incremental run compares the cursor with > and <=, so a row with
+// a NULL cursor is never copied: the window refuses such a cursor instead
+// of losing those rows silently.
+type NullCounter interface {
+	NullCount(ctx context.Context, info *TableInfo, column string) (int64, error)
+}
+
 // Window bounds one incremental run: rows with After < Cursor <= Until.
 // Empty means there is nothing new, and the run is a no-op that says so.
 type Window struct {

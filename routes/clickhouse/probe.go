@@ -84,12 +84,27 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	if isDateTime(c.NativeType) {
 		expr = "toString(max(" + quoteIdent(cursor) + "), 'UTC')"
 	}
+	// max of a Nullable column is Nullable; the row reader takes String (an
+	// empty table is told by the count).
+	expr = "ifNull(" + expr + ", '')"
 	q := fmt.Sprintf("SELECT %s, toString(count(%s)) FROM %s", expr, quoteIdent(cursor), ident(info.Ref))
 	row, _, err := queryRow(ctx, e.conn, q)
 	if err != nil {
 		return "", false, fmt.Errorf("max %s of %s: %w", cursor, info.Ref, err)
 	}
 	return row[0], row[1] != "0", nil
+}
+
+var _ routes.NullCounter = (*Endpoint)(nil)
+
+// NullCount counts the rows whose column is NULL.
+func (e *Endpoint) NullCount(ctx context.Context, info *routes.TableInfo, column string) (int64, error) {
+	q := fmt.Sprintf("SELECT toString(count()) FROM %s WHERE isNull(%s)", ident(info.Ref), quoteIdent(column))
+	row, _, err := queryRow(ctx, e.conn, q)
+	if err != nil {
+		return 0, fmt.Errorf("NULLs of %s.%s: %w", info.Ref, column, err)
+	}
+	return strconv.ParseInt(row[0], 10, 64)
 }
 
 func isDateTime(native string) bool {

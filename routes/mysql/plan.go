@@ -140,6 +140,18 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	return normalizeCursor(parseColumnType(c.NativeType).dataType, max.String), true, nil
 }
 
+var _ routes.NullCounter = (*Endpoint)(nil)
+
+// NullCount counts the rows whose column is NULL.
+func (e *Endpoint) NullCount(ctx context.Context, info *routes.TableInfo, column string) (int64, error) {
+	var n int64
+	q := fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s IS NULL", ident(info.Ref), quoteIdent(column))
+	if err := e.db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return 0, fmt.Errorf("NULLs of %s.%s: %w", info.Ref, column, err)
+	}
+	return n, nil
+}
+
 // cursorLayout is the fixed-width text of a DATETIME or TIMESTAMP cursor,
 // whatever the column's fractional digits: fixed width sorts as text.
 const cursorLayout = "2006-01-02 15:04:05.000000"

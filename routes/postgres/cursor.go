@@ -27,6 +27,18 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	return *max, true, nil
 }
 
+var _ routes.NullCounter = (*Endpoint)(nil)
+
+// NullCount counts the rows whose column is NULL.
+func (e *Endpoint) NullCount(ctx context.Context, info *routes.TableInfo, column string) (int64, error) {
+	var n int64
+	q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NULL", ident(info.Ref), quoteIdent(column))
+	if err := e.pool.QueryRow(ctx, q).Scan(&n); err != nil {
+		return 0, fmt.Errorf("NULLs of %s.%s: %w", info.Ref, column, err)
+	}
+	return n, nil
+}
+
 // cursorText renders col, a value of column c, as cursor text.
 func cursorText(c routes.Column, col string) string {
 	switch c.NativeType {
