@@ -113,7 +113,7 @@ func groupDigits(n int64) string {
 // progressConfig is what the global flags choose.
 type progressConfig struct {
 	mode     string
-	interval time.Duration // plain and json lines; the terminal's is ttyInterval
+	interval time.Duration // plain and json lines; the terminal's is ttyInterval, or this when shorter
 }
 
 func (c progressConfig) validate() error {
@@ -159,7 +159,9 @@ func startProgress(p *routes.Progress, runID string, cfg progressConfig, w io.Wr
 	}
 	interval := cfg.interval
 	if mode == progressTTY {
-		interval = ttyInterval
+		// Redrawn every second, or more often when a shorter
+		// --progress-interval asks for it.
+		interval = min(cfg.interval, ttyInterval)
 	}
 	start := time.Now()
 	var mu sync.Mutex // one line at a time

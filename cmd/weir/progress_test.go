@@ -99,7 +99,9 @@ func TestTransferProgress(t *testing.T) {
 	}
 
 	t.Run("tty", func(t *testing.T) {
-		args, _ := json.Marshal(transfer("tty"))
+		// Frames every 100 ms: on an idle machine the 2M rows take about a
+		// second, so the default redraw (1 s) may draw only the last frame.
+		args, _ := json.Marshal(transfer("tty", "--progress-interval", "100ms"))
 		ctx := routestest.Context(t, 3*time.Minute)
 		cmd := exec.CommandContext(ctx, "script", "-q", "-e", "-c", os.Args[0]+" -test.run=^$", "/dev/null")
 		cmd.Env = append(os.Environ(), "WEIR_TEST_MAIN="+string(args))
