@@ -17,7 +17,7 @@ func transferLogBased(ctx context.Context, src, dst string, opts TransferOptions
 	if opts.Schema != "" {
 		return nil, routes.BadInput("log_based: name the tables with --tables (--schema is not supported: the capture is fixed per table set)")
 	}
-	pairs, err := logPairs(opts)
+	pairs, err := logPairs(dst, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,11 @@ func transferLogBased(ctx context.Context, src, dst string, opts TransferOptions
 	return rep, err
 }
 
-func logPairs(opts TransferOptions) ([]cdc.Pair, error) {
+func logPairs(dst string, opts TransferOptions) ([]cdc.Pair, error) {
+	du, err := routes.ParseURL(dst)
+	if err != nil {
+		return nil, err
+	}
 	if len(opts.Tables) == 0 {
 		return nil, routes.BadInput("log_based: no table: pass --table or --tables")
 	}
@@ -51,15 +55,12 @@ func logPairs(opts TransferOptions) ([]cdc.Pair, error) {
 	}
 	var pairs []cdc.Pair
 	for _, t := range n.tables {
-		dest := t
-		if n.destTable.Name != "" {
-			dest = n.destTable
-			if dest.Schema == "" {
-				dest.Schema = t.Schema
-			}
+		dest, err := routes.DestRef(du, t, n.destTable, n.destSchema)
+		if err != nil {
+			return nil, err
 		}
-		if n.destSchema != "" {
-			dest.Schema = n.destSchema
+		if dest.Schema == "" { // an unqualified --dest-table on PostgreSQL: the capture keys by schema.table
+			dest.Schema = t.Schema
 		}
 		pairs = append(pairs, cdc.Pair{Source: t, Dest: dest})
 	}
@@ -69,7 +70,7 @@ func logPairs(opts TransferOptions) ([]cdc.Pair, error) {
 // ResetLogBased forgets a log_based pair's position (and drops its
 // PostgreSQL slot), so the next run bootstraps again.
 func ResetLogBased(ctx context.Context, src, dst string, opts TransferOptions) error {
-	pairs, err := logPairs(opts)
+	pairs, err := logPairs(dst, opts)
 	if err != nil {
 		return err
 	}

@@ -185,5 +185,31 @@ func renderRoutesDoc() string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.Source, r.Destination, status)
 	}
+	b.WriteString(destRule)
 	return b.String()
 }
+
+// destRule is routes.DestRef in words, after the matrix.
+const destRule = `
+## Where a table lands
+
+One rule (` + "`routes.DestRef`" + `) for every path that writes: ` + "`weir transfer`" + ` with ` + "`--table`" + `,
+` + "`--tables`" + ` or ` + "`--schema`" + `, dagfile transfer tasks, and log_based replicas and changelogs.
+
+1. The name is ` + "`--dest-table`" + `'s (dagfile ` + "`dest_table:`" + `) when given, else the source table's.
+2. The schema is ` + "`--dest-schema`" + ` (dagfile ` + "`schema:`" + `) when given, else the one ` + "`--dest-table`" + ` names.
+3. Else, on **MySQL/MariaDB and ClickHouse**, the database in the destination URL
+   (` + "`mysql://…/shop`" + ` → ` + "`shop.<table>`" + `). A ClickHouse URL without one means ` + "`default`" + `; a MySQL
+   URL without one is refused (exit 2): add the database to the URL or pass ` + "`--dest-schema`" + `.
+4. Else the source's schema: PostgreSQL, Iceberg, BigQuery and the object stores keep it
+   (` + "`public.orders`" + ` → ` + "`public.orders`" + `); an unqualified ` + "`--dest-table`" + ` on PostgreSQL is
+   created in the server's ` + "`current_schema()`" + ` (log_based: in the source's schema).
+
+A database (schema) that does not exist is created; a user who may not create it is bad input
+(exit 2) with a hint: name an existing one, or create it first.
+
+**Changed:** before, rule 3 did not exist: a table landed in the database named like its source's
+schema, so ` + "`weir transfer postgres://… mysql://…/shop --table public.x`" + ` created a database
+` + "`public`" + `. A run that relied on that now writes into the URL's database: pass
+` + "`--dest-schema`" + ` (dagfile ` + "`schema:`" + `) to keep the old place.
+`

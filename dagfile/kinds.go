@@ -147,13 +147,13 @@ func (p *parser) tableAddr(conn, name string) TableAddr {
 	return TableAddr{Conn: conn, Schema: schema, Table: table}
 }
 
-// destAddr is where a transfer writes source table name.
+// destAddr is where a transfer writes source table name: routes.DestRef's
+// rule, with the destination URL as far as it is known without the
+// environment (a database written as ${VAR} leaves the sink unqualified:
+// the connection's database).
 func (p *parser) destAddr(x *Transfer, name string) TableAddr {
 	if x.DestTable != "" {
 		return p.tableAddr(x.To, x.DestTable)
-	}
-	if x.Schema == "" {
-		return p.tableAddr(x.To, name)
 	}
 	base := name
 	if p.isObjectStore(x.From) {
@@ -161,8 +161,50 @@ func (p *parser) destAddr(x *Transfer, name string) TableAddr {
 	} else if _, table, ok := cutSchema(name); ok {
 		base = table
 	}
+	if c := p.f.Connections[x.To]; c != nil && x.Schema == "" {
+		if _, ok := scheme.URLDatabase[c.Scheme()]; ok {
+			src := p.tableAddr(x.From, name)
+			dest := routes.TableRef{Name: base} // the database unknown here: the connection's
+			if u, known := p.destURL(x.To); known {
+				if d, err := routes.DestRef(u, routes.TableRef{Schema: src.Schema, Name: base}, routes.TableRef{}, ""); err == nil {
+					dest = d // else a MySQL URL without a database: the run says so (exit 2)
+				}
+			}
+			return TableAddr{Conn: x.To, Schema: dest.Schema, Table: dest.Name}
+		}
+	}
+	if x.Schema == "" {
+		return p.tableAddr(x.To, name)
+	}
 	return p.tableAddr(x.To, x.Schema+"."+base)
 }
+
+// destURL is a connection's URL as far as routes.DestRef needs it: the
+// expanded one, or the text as written when its database is not a ${VAR}
+// (a variable password or host does not hide it); false when unknown.
+func (p *parser) destURL(conn string) (*routes.URL, bool) {
+	c := p.f.Connections[conn]
+	if c == nil {
+		return nil, false
+	}
+	raw := c.URL()
+	if raw == "" {
+		raw = c.Raw
+		scheme, rest, ok := strings.Cut(raw, "://")
+		if !ok || strings.Contains(scheme, "${") {
+			return nil, false
+		}
+		auth, path, _ := strings.Cut(rest, "/")
+		if path, _, _ = strings.Cut(path, "?"); strings.Contains(path, "${") {
+			return nil, false
+		}
+		raw = scheme + "://" + varRE.ReplaceAllString(auth, "x") + "/" + path
+	}
+	u, err := routes.ParseURL(raw)
+	return u, err == nil
+}
+
+var varRE = regexp.MustCompile(`\$\{[^}]*\}`)
 
 // ThisView is the view through which a model's SQL reads its own sink's
 // rows (dbt's {{ this }}).

@@ -20,7 +20,7 @@ type CopySpec struct {
 	DestTable TableRef // destination table; empty means the source's name
 	// DestSchema, when set, replaces the schema of the destination table. With
 	// no DestTable the name is the probed one (a file source's orders.csv
-	// lands as orders), so it is applied after the probe.
+	// lands as orders), so it is applied after the probe. The rule: DestRef.
 	DestSchema string
 	Mode       Mode
 	Budget     Budget
@@ -64,7 +64,9 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	if err != nil {
 		return res, suggestTable(ctx, src, spec.Table, err)
 	}
-	spec = spec.withDefaults(info)
+	if spec, err = spec.withDefaults(info, dst); err != nil {
+		return res, err
+	}
 	res.DestTable = spec.DestTable.String()
 	spec.Progress.begin(spec.Table.String(), info.RowEstimate)
 	log := slog.Default().With("table", res.Table)
@@ -150,12 +152,14 @@ func notItself(ctx context.Context, dst Destination, info *TableInfo, dest Table
 		Hint: "name another table with --dest-table or --dest-schema, or another destination URL"}
 }
 
-func (s CopySpec) withDefaults(info *TableInfo) CopySpec {
-	if s.DestTable.Name == "" {
-		s.DestTable = info.Ref
+func (s CopySpec) withDefaults(info *TableInfo, dst Destination) (CopySpec, error) {
+	var u *URL
+	if l, ok := As[Located](dst); ok {
+		u = l.Location()
 	}
-	if s.DestSchema != "" {
-		s.DestTable.Schema = s.DestSchema
+	var err error
+	if s.DestTable, err = DestRef(u, info.Ref, s.DestTable, s.DestSchema); err != nil {
+		return s, err
 	}
 	if s.Mode == "" {
 		s.Mode = ModeReplace
@@ -170,7 +174,7 @@ func (s CopySpec) withDefaults(info *TableInfo) CopySpec {
 		s.Allocator = memory.DefaultAllocator
 	}
 	s.Budget = s.Budget.Fill()
-	return s
+	return s, nil
 }
 
 func (s CopySpec) window(ctx context.Context, info *TableInfo) (Window, error) {

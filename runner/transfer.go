@@ -121,8 +121,19 @@ func (r *Runner) logBasedPairs(t *dagfile.Task) (src, dst string, pairs []cdc.Pa
 		}
 		urls[i] = ResolveURL(c.URL(), r.file.Dir)
 	}
+	du, err := routes.ParseURL(urls[1])
+	if err != nil {
+		return "", "", nil, err
+	}
 	for i, from := range t.Sources() {
-		pairs = append(pairs, cdc.Pair{Source: tableRef(from), Dest: tableRef(t.Sinks()[i])})
+		dest, err := routes.DestRef(du, tableRef(from), tableRef(t.Sinks()[i]), "")
+		if err != nil {
+			return "", "", nil, err
+		}
+		if dest.Schema == "" { // an unqualified dest_table on PostgreSQL: the capture keys by schema.table
+			dest.Schema = from.Schema
+		}
+		pairs = append(pairs, cdc.Pair{Source: tableRef(from), Dest: dest})
 	}
 	return urls[0], urls[1], pairs, nil
 }

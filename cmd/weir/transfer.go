@@ -51,7 +51,7 @@ func newTransferCmd() *cobra.Command {
 	f.StringVar(&table, "table", "", "source table (schema.table)")
 	f.StringVar(&tables, "tables", "", "several source tables, comma-separated")
 	f.StringVar(&opts.Schema, "schema", "", "every table of this source schema")
-	f.StringVar(&opts.DestTable, "dest-table", "", "destination table (default: the source's name)")
+	f.StringVar(&opts.DestTable, "dest-table", "", "destination table (default: the source's name, in the URL's database on MySQL and ClickHouse, else in the source's schema)")
 	f.StringVar(&opts.DestSchema, "dest-schema", "", "destination schema for every table")
 	f.StringVar(&mode, "mode", "replace", "replace, append, merge or log_based (batch CDC: drain the WAL/binlog since the saved position)")
 	f.StringVar(&opts.Cursor, "cursor", "", "append/merge watermark column (default: the integer primary key)")

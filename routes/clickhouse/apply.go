@@ -70,7 +70,7 @@ func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[ro
 // Prepare) and refuses an existing table that is not one.
 func (e *Endpoint) EnsureReplica(ctx context.Context, t *cdc.Table) error {
 	dest := e.ref(t.Dest)
-	if err := e.conn.exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(dest.Schema)+e.opts.onCluster()); err != nil {
+	if err := e.createDatabase(ctx, dest); err != nil {
 		return fmt.Errorf("replica %s: %w", dest, err)
 	}
 	if err := e.ensureStateTable(ctx, dest.Schema); err != nil {

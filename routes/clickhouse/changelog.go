@@ -75,7 +75,7 @@ var logCols = []string{cdc.ColOp, cdc.ColLSN, cdc.ColOrd, cdc.ColCommitTS}
 // existing table without _weir_op (a replica, a bulk table) is bad input.
 func (e *Endpoint) ensureLog(ctx context.Context, t *cdc.Table) error {
 	dest := e.ref(t.Dest)
-	if err := e.conn.exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(dest.Schema)+e.opts.onCluster()); err != nil {
+	if err := e.createDatabase(ctx, dest); err != nil {
 		return fmt.Errorf("changelog %s: %w", dest, err)
 	}
 	if err := e.ensureStateTable(ctx, dest.Schema); err != nil {

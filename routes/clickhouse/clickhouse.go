@@ -93,6 +93,11 @@ func (e *Endpoint) probeServer(ctx context.Context) error {
 	return nil
 }
 
+// Location is the URL the endpoint was opened with: its database is
+// where a table lands when no --dest-table or --dest-schema names one
+// (routes.DestRef).
+func (e *Endpoint) Location() *routes.URL { return e.url }
+
 // Version is the server's version() string.
 func (e *Endpoint) Version() string { return e.version }
 

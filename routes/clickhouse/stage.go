@@ -39,7 +39,7 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 	if err := checkMode(info, opts); err != nil {
 		return nil, err
 	}
-	if err := e.conn.exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(dest.Schema)+e.opts.onCluster()); err != nil {
+	if err := e.createDatabase(ctx, dest); err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", dest, err)
 	}
 	st := &stage{e: e, info: info, opts: opts, dest: dest,
@@ -55,6 +55,22 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 	}
 	return st, nil
 }
+
+// createDatabase creates dest's database when missing. A refusal for want
+// of privilege (a readonly profile, a user limited to other databases) is
+// bad input: retrying will not help, naming a database will.
+func (e *Endpoint) createDatabase(ctx context.Context, dest routes.TableRef) error {
+	err := e.conn.exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(dest.Schema)+e.opts.onCluster())
+	if refusedDDL(errorCode(err)) {
+		return &routes.ProbeError{Table: dest.String(), Problem: "this user may not create database " + dest.Schema, Err: err,
+			Hint: "name an existing database in the destination URL or with --dest-schema, or create it (or grant CREATE DATABASE) first"}
+	}
+	return err
+}
+
+// refusedDDL: READONLY (164), DATABASE_ACCESS_DENIED (291), ACCESS_DENIED
+// (497).
+func refusedDDL(code int) bool { return code == 164 || code == 291 || code == 497 }
 
 func checkMode(info *routes.TableInfo, opts routes.WriteOptions) error {
 	switch opts.Mode {

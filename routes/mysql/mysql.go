@@ -99,6 +99,11 @@ func connectErr(u *routes.URL, err error) error {
 // Close releases every connection.
 func (e *Endpoint) Close() error { return e.db.Close() }
 
+// Location is the URL the endpoint was opened with: its database is
+// where a table lands when no --dest-table or --dest-schema names one
+// (routes.DestRef).
+func (e *Endpoint) Location() *routes.URL { return e.url }
+
 // flavor is what the server is: it picks the exact collation for staged
 // text and the spelling of a few statements.
 type flavor struct {

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	driver "github.com/go-sql-driver/mysql"
 
 	"github.com/weirhq/weir/routes"
 )
@@ -209,7 +212,14 @@ func (st *stage) ensureDatabase(ctx context.Context) error {
 	if err := st.lock.conn.QueryRowContext(ctx, q, st.dest.Schema).Scan(&n); err != nil || n > 0 {
 		return err
 	}
-	return st.exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(st.dest.Schema)+" CHARACTER SET utf8mb4")
+	err := st.exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(st.dest.Schema)+" CHARACTER SET utf8mb4")
+	var me *driver.MySQLError
+	if errors.As(err, &me) && (me.Number == 1044 || me.Number == 1142 || me.Number == 1227) {
+		// No privilege: retrying will not help, naming a database will.
+		return &routes.ProbeError{Table: st.dest.String(), Problem: fmt.Sprintf("database %s does not exist and this user may not create it: %s", st.dest.Schema, me.Message),
+			Hint: "name an existing database in the destination URL or with --dest-schema, or create it (or GRANT CREATE) first"}
+	}
+	return err
 }
 
 // exec runs statements on the lock's session.

@@ -8,3 +8,12 @@ package scheme
 // Streams are the schemes of stream sources (routes/stream.Open opens
 // each one).
 var Streams = []string{"sse", "sse+http", "sse+https", "ws", "wss", "kafka", "pubsub", "sqs"}
+
+// URLDatabase are the schemes whose URL path names the database a table is
+// written in (the schema part of schema.table), each with the database a
+// URL without one means ("": none; the table must be named database.table
+// or the run given --dest-schema). routes.DestRef reads it.
+var URLDatabase = map[string]string{
+	"mysql": "", "mariadb": "",
+	"clickhouse": "default", "clickhouse+http": "default", "clickhouse+https": "default",
+}

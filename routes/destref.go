@@ -1,0 +1,55 @@
+package routes
+
+import (
+	"strings"
+
+	"github.com/weirhq/weir/routes/scheme"
+)
+
+// DestRef is where source table src lands on the destination dst: the one
+// rule every path that writes follows (weir transfer, --schema, dagfile
+// transfer tasks, log_based replicas and changelogs; docs/routes.md).
+//
+//   - the name is table's (--dest-table, dest_table:) when given, else src's;
+//   - the schema is schema (--dest-schema, schema:) when given, else
+//     table's own;
+//   - else, when dst's URL names the database tables live in (MySQL,
+//     ClickHouse: scheme.URLDatabase), that database — ClickHouse's
+//     "default" for a URL with none; a MySQL URL with none is bad input;
+//   - else src's schema (PostgreSQL: the same schema name; an unqualified
+//     --dest-table stays unqualified, the server's current_schema()).
+//
+// dst may be nil (not known): the source's schema is kept.
+func DestRef(dst *URL, src, table TableRef, schema string) (TableRef, error) {
+	explicit := table.Name != ""
+	if !explicit {
+		table = src
+	}
+	if schema != "" {
+		table.Schema = schema
+		return table, nil
+	}
+	if dst == nil {
+		return table, nil
+	}
+	def, ok := scheme.URLDatabase[dst.Scheme()]
+	if !ok || (explicit && table.Schema != "") {
+		return table, nil
+	}
+	db := strings.Trim(dst.URL().Path, "/")
+	if db == "" {
+		db = def
+	}
+	if db == "" {
+		return table, &ProbeError{Table: src.String(), Problem: "the destination URL " + dst.String() + " names no database to write " + table.Name + " in",
+			Hint: "add the database to the URL (" + dst.Scheme() + "://host/shop) or pass --dest-schema (dagfile: schema:)"}
+	}
+	table.Schema = db
+	return table, nil
+}
+
+// Located is an endpoint that keeps the URL it was opened with; Copy
+// applies DestRef with a destination's.
+type Located interface {
+	Location() *URL
+}
