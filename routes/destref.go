@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"context"
 	"strings"
 
 	"github.com/weirhq/weir/routes/scheme"
@@ -52,4 +53,13 @@ func DestRef(dst *URL, src, table TableRef, schema string) (TableRef, error) {
 // applies DestRef with a destination's.
 type Located interface {
 	Location() *URL
+}
+
+// CaptureChecker is a log_based source (SchemeInfo.Capture) that can say,
+// without changing anything, whether the server lets weir capture its
+// changes: `weir conns test`. ok is false with why naming the setting
+// (wal_level=replica, binlog_format=STATEMENT) and how to fix it; err is a
+// failure to ask.
+type CaptureChecker interface {
+	CheckCapture(ctx context.Context) (ok bool, why string, err error)
 }

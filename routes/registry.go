@@ -32,6 +32,7 @@ type SchemeInfo struct {
 	Source      bool   // opens as a Source
 	Destination bool   // opens as a Destination (replace, and Modes)
 	Modes       []Mode // destination modes besides replace
+	Capture     bool   // a log_based (CDC) source: its endpoint is a CaptureChecker
 	AliasOf     string // the scheme this one spells differently (postgresql → postgres): no matrix row of its own
 }
 

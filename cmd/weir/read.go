@@ -21,6 +21,7 @@ func newReadCmd() *cobra.Command {
 	var opts weir.ReadOptions
 	var table, columns, to string
 	var asJSON bool
+	var cf connFile
 	cmd := &cobra.Command{
 		Use:   "read SRC --table T [--columns a,b] [--where EXPR] [--to FILE|-]",
 		Short: "Stream a table (or a filtered slice of it) to a Parquet or CSV file, or CSV on stdout",
@@ -34,14 +35,19 @@ It is always applied by weir; SQL sources also get the part they can apply
 exactly, to read less. Rows come in no particular order.`,
 		Example: `  weir read postgres://app@db/app --table public.orders --where "amount > 100" --to big.parquet
   weir read s3://lake/raw?region=eu-west-1 --table orders --columns id,amount | head
-  weir read ./data --table orders.csv --to orders.parquet`,
+  weir read ./data --table orders.csv --to orders.parquet
+  weir read app --table public.orders   # a connection of ./weir.yaml, or WEIR_CONN_APP`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if table == "" {
 				return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("--table is required")}
 			}
+			src, err := resolveEndpoint(args[0], cf)
+			if err != nil {
+				return err
+			}
 			opts.Columns = splitList(columns)
-			rep, err := readTo(cmd, args[0], table, to, opts)
+			rep, err := readTo(cmd, src, table, to, opts)
 			return finishRead(cmd, rep, err, asJSON, to)
 		},
 	}
@@ -53,6 +59,7 @@ exactly, to read less. Rows come in no particular order.`,
 	f.IntVar(&opts.Parallel, "parallel", 0, "pipes (default: fit to CPUs and the memory cap)")
 	f.IntVar(&opts.ChunkBytes, "chunk-bytes", 0, "bytes each pipe buffers (default 4 MiB, thinned under a memory cap)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON (on stderr when --to is -)")
+	addConnFile(cmd, &cf)
 	return cmd
 }
 

@@ -20,13 +20,23 @@ func newTransferCmd() *cobra.Command {
 	var table, tables, mode, key string
 	var walWarn slotWALWarn
 	var asJSON bool
+	var cf connFile
 	cmd := &cobra.Command{
 		Use:   "transfer SRC DST --table schema.table",
 		Short: "Copy tables from SRC to DST atomically (replace, append, merge)",
 		Example: `  weir transfer postgres://app@db/app postgres://dw@wh/dw --table public.events
-  weir transfer $SRC $DST --schema public --mode append --json`,
+  weir transfer $SRC $DST --schema public --mode append --json
+  weir transfer app lake --table public.orders   # connections of ./weir.yaml or WEIR_CONN_APP, WEIR_CONN_LAKE`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := resolveEndpoint(args[0], cf)
+			if err != nil {
+				return err
+			}
+			dst, err := resolveEndpoint(args[1], cf)
+			if err != nil {
+				return err
+			}
 			opts.Tables = splitList(table + "," + tables)
 			opts.PrimaryKey = splitList(key)
 			opts.Mode = routes.Mode(mode)
@@ -42,7 +52,7 @@ func newTransferCmd() *cobra.Command {
 			opts.SlotWALWarn = int64(walWarn)
 			opts.RunID = globals.runID
 			stop := startProgress(opts.Progress, opts.RunID, globals.progress, cmd.ErrOrStderr())
-			rep, err := weir.Transfer(cmd.Context(), args[0], args[1], opts)
+			rep, err := weir.Transfer(cmd.Context(), src, dst, opts)
 			stop(err)
 			return finish(cmd.OutOrStdout(), rep, err, asJSON)
 		},
@@ -62,6 +72,7 @@ func newTransferCmd() *cobra.Command {
 	f.BoolVar(&opts.Changelog, "changelog", false, "log_based: append every change (with _weir_op, _weir_lsn, …) and a <table>__current view instead of a replica")
 	f.BoolVar(&opts.NoPassthrough, "no-passthrough", false, "decode through Arrow even when both ends speak one wire format")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON on stdout")
+	addConnFile(cmd, &cf)
 	return cmd
 }
 

@@ -69,14 +69,27 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 	e.conn = e.http
 	if e.native {
 		if e.conn, err = dialNative(ctx, nativeOptions(pu, db, o)); err != nil {
-			return nil, err // "connect: …"; routes.Open names the URL
+			return nil, refusedLogin(err) // "connect: …"; routes.Open names the URL
 		}
 	}
 	if err := e.probeServer(ctx); err != nil {
 		e.Close()
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, refusedLogin(fmt.Errorf("connect: %w", err))
 	}
 	return e, nil
+}
+
+// refusedLogin marks a refused user or password, or an unknown database,
+// as bad input: retrying will not help, fixing the URL will.
+// UNKNOWN_USER (192), WRONG_PASSWORD (193), REQUIRED_PASSWORD (194),
+// IP_ADDRESS_NOT_ALLOWED (195), UNKNOWN_DATABASE (81),
+// AUTHENTICATION_FAILED (516).
+func refusedLogin(err error) error {
+	switch errorCode(err) {
+	case 192, 193, 194, 195, codeUnknownDatabase, 516:
+		return fmt.Errorf("%w: %w (check the user, password and database in the URL)", routes.ErrBadInput, err)
+	}
+	return err
 }
 
 func (e *Endpoint) probeServer(ctx context.Context) error {

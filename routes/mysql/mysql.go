@@ -23,8 +23,8 @@ const SchemeMariaDB = "mariadb"
 var modes = []routes.Mode{routes.ModeAppend, routes.ModeMerge}
 
 func init() {
-	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes}, open)
-	routes.RegisterScheme(routes.SchemeInfo{Name: SchemeMariaDB, Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Capture: true, Modes: modes}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: SchemeMariaDB, Source: true, Destination: true, Capture: true, Modes: modes, AliasOf: Scheme}, open)
 }
 
 // Endpoint is a MySQL or MariaDB database as a source and a destination.
@@ -185,4 +185,21 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// CheckCapture reports whether log_based can read this server's binlog:
+// log_bin on, binlog_format=ROW, binlog_row_image=FULL (weir conns test).
+func (e *Endpoint) CheckCapture(ctx context.Context) (bool, string, error) {
+	var logBin int
+	var format, image string
+	err := e.db.QueryRowContext(ctx, `SELECT @@log_bin, @@binlog_format, @@binlog_row_image`).Scan(&logBin, &format, &image)
+	switch {
+	case err != nil:
+		return false, "", fmt.Errorf("check capture: %w", err)
+	case logBin == 0:
+		return false, "log_bin is off (log_based reads the binlog: turn it on in the server config)", nil
+	case !strings.EqualFold(format, "ROW") || !strings.EqualFold(image, "FULL"):
+		return false, fmt.Sprintf("binlog_format=%s, binlog_row_image=%s (log_based needs ROW and FULL)", format, image), nil
+	}
+	return true, "binlog_format=ROW", nil
 }

@@ -23,8 +23,8 @@ const NativeFormat = "postgres/binary-copy"
 var modes = []routes.Mode{routes.ModeAppend, routes.ModeMerge}
 
 func init() {
-	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes}, open)
-	routes.RegisterScheme(routes.SchemeInfo{Name: "postgresql", Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Capture: true, Modes: modes}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: "postgresql", Source: true, Destination: true, Capture: true, Modes: modes, AliasOf: Scheme}, open)
 }
 
 // Endpoint is a PostgreSQL database as a source and a destination.
@@ -107,4 +107,21 @@ func quoteLiteral(s string) string {
 		out = append(out, s[i])
 	}
 	return string(append(out, '\''))
+}
+
+// CheckCapture reports whether log_based can read this server's WAL:
+// wal_level=logical and a role that may replicate (weir conns test).
+func (e *Endpoint) CheckCapture(ctx context.Context) (bool, string, error) {
+	var level string
+	var repl bool
+	err := e.pool.QueryRow(ctx, `SELECT current_setting('wal_level'), rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&level, &repl)
+	switch {
+	case err != nil:
+		return false, "", fmt.Errorf("check capture: %w", err)
+	case level != "logical":
+		return false, "wal_level=" + level + " (log_based needs wal_level=logical: set it and restart the server)", nil
+	case !repl:
+		return false, "wal_level=logical, but the user may not replicate (ALTER ROLE … REPLICATION)", nil
+	}
+	return true, "wal_level=logical", nil
 }
