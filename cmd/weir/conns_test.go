@@ -65,6 +65,8 @@ func TestConns_Dagfile(t *testing.T) {
 	ctx := routestest.Context(t, 3*time.Minute)
 	src, my, ch := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "mysql"), cdctest.Open(t, ctx, "clickhouse")
 	src.Exec(t, ctx, "CREATE TABLE "+src.Table("orders")+" AS SELECT g::bigint AS id, 'v'||g AS v FROM generate_series(1, 50) g")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("events")+" (id bigint PRIMARY KEY, v text)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("events")+" SELECT g, 'e'||g FROM generate_series(1, 20) g")
 	pu, _ := url.Parse(src.URL)
 	pass, _ := pu.User.Password()
 	t.Setenv("W21_PG_USER", pu.User.Username())
@@ -77,12 +79,17 @@ connections:
   app: "postgres://${W21_PG_USER}:${W21_PG_PASS}@%s%s?%s"
   shop: ${W21_MY}
   wh: %q
+  old: "postgres://u:s3cr3t-w21@127.0.0.1:1/db"
 tasks:
   to_shop:
     transfer: {from: app, table: %s.orders, to: shop}
   to_wh:
     transfer: {from: app, table: %s.orders, to: wh}
-`, pu.Host, pu.Path, pu.RawQuery, urlDB(t, ch.URL, ch.Schema), src.Schema, src.Schema)
+  cdc_shop:
+    transfer: {from: app, table: %s.events, to: shop, mode: log_based, changelog: true}
+  cdc_wh:
+    transfer: {from: app, table: %s.events, to: wh, mode: log_based}
+`, pu.Host, pu.Path, pu.RawQuery, urlDB(t, ch.URL, ch.Schema), src.Schema, src.Schema, src.Schema, src.Schema)
 	os.WriteFile(filepath.Join(dir, "weir.yaml"), []byte(yaml), 0o644)
 	want := src.Hash(t, ctx, "orders", []string{"id", "v"}, "id")
 
@@ -108,10 +115,34 @@ tasks:
 			t.Fatalf("%s: %s.orders = %s, want %s (the URL's database)", task, d.Schema, got, want)
 		}
 	}
+	// log_based tasks: the replica (ClickHouse) and the changelog's
+	// __current view (MySQL) land in the URL's database, bootstrap and
+	// a run with changes.
+	for _, task := range []string{"cdc_shop", "cdc_wh"} {
+		t.Cleanup(func() { runOut(t, "reset", "--task", task, "-f", filepath.Join(dir, "weir.yaml")) })
+	}
+	for run := 1; run <= 2; run++ {
+		if run == 2 {
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("events")+" VALUES (100, 'new')")
+			src.Exec(t, ctx, "UPDATE "+src.Table("events")+" SET v = 'x' WHERE id = 1")
+		}
+		want := src.Hash(t, ctx, "events", []string{"id", "v"}, "id")
+		for task, d := range map[string]*cdctest.DB{"cdc_shop": my, "cdc_wh": ch} {
+			if code, out, msg := runOut(t, "once", "--task", task); code != 0 {
+				t.Fatalf("run %d: once %s: exit %d: %s %s", run, task, code, out, msg)
+			}
+			table := "events"
+			if task == "cdc_shop" {
+				table = "events__current"
+			}
+			if got := d.Hash(t, ctx, table, []string{"id", "v"}, "id"); got != want {
+				t.Fatalf("run %d: %s: %s.%s = %s, want %s (the URL's database)", run, task, d.Schema, table, got, want)
+			}
+		}
+	}
 
 	// -f from elsewhere; list shows where each is defined, never a password.
 	t.Chdir(t.TempDir())
-	t.Setenv("W21_PG_PASS", "s3cr3t-w21")
 	code, list, msg := runOut(t, "conns", "list", "-f", filepath.Join(dir, "weir.yaml"))
 	if code != 0 {
 		t.Fatalf("conns list: exit %d: %s", code, msg)
@@ -121,7 +152,7 @@ tasks:
 			t.Errorf("conns list lacks %q:\n%s", w, list)
 		}
 	}
-	if strings.Contains(list, "s3cr3t-w21") {
+	if strings.Contains(list, "s3cr3t-w21") || !strings.Contains(list, "u:xxxxx@") {
 		t.Fatalf("conns list printed a password:\n%s", list)
 	}
 	// Without -f and no weir.yaml here, the names are unknown.
