@@ -206,6 +206,13 @@ func TestConns_Env(t *testing.T) {
 		}
 	}
 
+	// A directory named like a word is still a bare path.
+	os.MkdirAll("files", 0o755)
+	os.WriteFile(filepath.Join("files", "t.csv"), []byte("id\n1\n2\n"), 0o644)
+	if code, _, msg := runOut(t, "read", "files", "--table", "t.csv", "--to", filepath.Join(t.TempDir(), "t.csv")); code != 0 {
+		t.Fatalf("read files (a directory): exit %d: %s", code, msg)
+	}
+
 	// A down server: exit 1, one line naming it.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
