@@ -25,7 +25,7 @@ type TransferOptions struct {
 	Tables        []string    // source tables, "schema.table"
 	Schema        string      // every table of this source schema (instead of Tables)
 	DestTable     string      // destination table name, with one source table
-	DestSchema    string      // destination schema for every table (default: the source's)
+	DestSchema    string      // destination schema for every table (default: routes.DestRef — a MySQL or ClickHouse URL's database, else the source's schema)
 	Mode          routes.Mode // replace (default), append, merge, log_based
 	Cursor        string      // append/merge watermark column (default: integer primary key)
 	PrimaryKey    []string    // merge key (default: the source's primary key)
