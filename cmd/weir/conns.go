@@ -164,7 +164,7 @@ func unknownConn(arg string, conns []namedConn, cf connFile) error {
 	} else {
 		msg += "; known: " + strings.Join(names, ", ") + " (weir conns list)"
 	}
-	return routes.BadInput("%s", msg)
+	return routes.BadInput("%s; a directory still to be created is written ./%s", msg, arg)
 }
 
 func newConnsCmd() *cobra.Command {
