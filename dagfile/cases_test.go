@@ -23,7 +23,19 @@ var malformed = []struct {
 	}},
 	{"unknown model key", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sqll: SELECT 1}\n", []string{
 		"testdata/weir.yaml:7:5: tasks.a.model: model needs sql: (inline SQL) or sql_file: (a .sql file relative to the dagfile)",
-		"testdata/weir.yaml:7:51: tasks.a.model.sqll: unknown key \"sqll\" (did you mean \"sql\"?); allowed: source, sources, lookup, cursor, sink, mode, key, sql, sql_file, start, max_batch_rows, on_change, independent",
+		"testdata/weir.yaml:7:51: tasks.a.model.sqll: unknown key \"sqll\" (did you mean \"sql\"?); allowed: source, sources, lookup, cursor, sink, mode, key, sql, sql_file, start, max_batch_rows, on_change, independent, aggregate",
+	}},
+	{"aggregate: unknown function, count_distinct merged, sum(*)", head + "  a:\n    model:\n      source: app:public.x\n      sink: lake:s.a\n      sql: SELECT 1\n      aggregate:\n        group_by: [k]\n        measures:\n          n: cnt(x)\n          d: count_distinct(x)\n          s: sum(*)\n          e: x + 1\n          ok: {agg: max(x), type: BIGINT}\n", []string{
+		"testdata/weir.yaml:14:14: tasks.a.model.aggregate.measures.n: measure n: unknown function \"cnt\"; allowed: sum, count, min, max, avg, count_distinct",
+		"testdata/weir.yaml:15:14: tasks.a.model.aggregate.measures.d: measure d: count_distinct does not merge (the distinct values of earlier batches are not kept): use mode: replace, which recomputes the whole table each run",
+		"testdata/weir.yaml:16:14: tasks.a.model.aggregate.measures.s: measure s: sum(*) is not a measure; only count(*) takes *",
+		"testdata/weir.yaml:17:14: tasks.a.model.aggregate.measures.e: measure e: \"x + 1\" is not function(column): use sum, count, min, max, avg, count_distinct over one column of the SQL's output (count(*) counts rows)",
+	}},
+	{"aggregate: append, key, no measures", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sql: SELECT 1, mode: append, key: [k], aggregate: {group_by: [k]}}\n", []string{
+		"testdata/weir.yaml:7:72: tasks.a.model.mode: an aggregate is upsert (merged into the stored groups) or replace (recomputed); not append",
+		"testdata/weir.yaml:7:80: tasks.a.model.key: with aggregate:, the key is group_by; drop key:",
+		"testdata/weir.yaml:7:80: tasks.a.model.key: key is used only by mode upsert (mode is append)",
+		"testdata/weir.yaml:7:90: tasks.a.model.aggregate: aggregate needs measures: {name: sum(column) | count(*) | count(column) | min(column) | max(column) | avg(column)}",
 	}},
 	{"unknown connection in sink", head + "  a:\n    model: {source: app:public.x, sink: lak:s.a, sql: SELECT 1}\n", []string{
 		"testdata/weir.yaml:7:41: tasks.a.model.sink: unknown connection \"lak\" (did you mean \"lake\"?); defined: app, lake",

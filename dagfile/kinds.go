@@ -230,10 +230,13 @@ type Model struct {
 	// another (a UNION ALL of per-source transforms), so several sources
 	// may be read incrementally (rule MODEL-001 otherwise refuses it).
 	Independent bool
+	// Aggregate: the output is these measures over the SQL's rows, merged
+	// by weir into the stored groups (nil: the SQL's rows as they are).
+	Aggregate *Aggregate
 }
 
 var modelKeys = []string{"source", "sources", "lookup", "cursor", "sink", "mode", "key", "sql", "sql_file",
-	"start", "max_batch_rows", "on_change", "independent"}
+	"start", "max_batch_rows", "on_change", "independent", "aggregate"}
 
 var viewRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
@@ -251,7 +254,8 @@ func (p *parser) model(t *Task, k field) *Model {
 	}
 	t.sinkAt = "model.sink"
 	p.modelSQL(m, fs, k)
-	if _, ok := fs["key"]; !ok && m.Mode == "upsert" {
+	p.modelAggregate(m, fs)
+	if _, ok := fs["key"]; !ok && m.Mode == "upsert" && m.Aggregate == nil {
 		p.d.fail(fs["mode"].val, fs["mode"].path, "mode upsert needs key: (the columns that identify a row)")
 	}
 	p.onlyWith(fs, "key", "mode", m.Mode, "upsert")

@@ -152,7 +152,43 @@ func (l *modelLinter) bind(ctx context.Context, t *dagfile.Task) *modelBinding {
 		return b
 	}
 	b.schema = out
+	if m.Aggregate != nil {
+		b.schema = l.bindAggregate(ctx, t, text, b)
+	}
 	return b
+}
+
+// bindAggregate checks a model's declared aggregate against its SQL's
+// bound output (rule MODEL-005, at the aggregate's place in the dagfile)
+// and returns the aggregate's output schema, or nil.
+func (l *modelLinter) bindAggregate(ctx context.Context, t *dagfile.Task, text string, b *modelBinding) *arrow.Schema {
+	a := t.Model.Aggregate
+	fail := func(pos dagfile.Pos, msg string) *arrow.Schema {
+		b.findings = append(b.findings, dagfile.Finding{Rule: dagfile.RuleModelAggregate, Severity: severity(dagfile.RuleModelAggregate),
+			File: l.f.Path, Line: pos.Line, Col: pos.Col, Task: t.Name, Message: fmt.Sprintf("task %s: aggregate: %s", t.Name, msg)})
+		b.why = "its aggregate does not bind"
+		return nil
+	}
+	plan, err := planAggregate(ctx, l.db, a, t.Model.Mode, text)
+	var ae *aggError
+	if errors.As(err, &ae) {
+		return fail(ae.pos, ae.msg)
+	}
+	if err == nil && plan.this != nil {
+		defs := make([]string, len(plan.this))
+		for i, c := range plan.this {
+			defs[i] = duck.Ident(c.Name) + " " + c.Type
+		}
+		err = l.db.Exec(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s (%s)", duck.Ident(dagfile.ThisView), strings.Join(defs, ", ")))
+	}
+	var out *arrow.Schema
+	if err == nil {
+		out, err = l.db.Schema(ctx, plan.final)
+	}
+	if err != nil {
+		return fail(dagfile.Pos{Line: a.Line, Col: a.Col}, firstLine(err))
+	}
+	return out
 }
 
 // sourceSchema is the schema of a source when it is knowable offline: the

@@ -71,3 +71,107 @@ tasks:
 		}
 	}
 }
+
+// TestLintModels_Aggregate: a declared aggregate is checked against its
+// SQL's bound output (MODEL-005 at the place in the dagfile): a group_by
+// or measure column the SQL does not output, sum or avg over text, a
+// declared type DuckDB refuses; an unknown measure function is MODEL-005
+// when the dagfile is parsed. A good aggregate's output (its measures and
+// hidden avg columns, typed as bound) is what a downstream model binds to.
+func TestLintModels_Aggregate(t *testing.T) {
+	d := newLakeDAG(t, "warn")
+	r := d.runner(t)
+	d.orders(t, 1, 10)
+	once(t, r, "bronze_orders")
+	path := filepath.Join(d.dir, "lint.yaml")
+	writeFile(t, path, `version: 1
+connections:
+  lake: iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake
+tasks:
+  no_group:
+    model:
+      source: lake:bronze.orders
+      sink: lake:gold.a
+      sql: SELECT customer_id, amount FROM input
+      aggregate: {group_by: [customer], measures: {total: sum(amount)}}
+  text_sum:
+    model:
+      source: lake:bronze.orders
+      sink: lake:gold.b
+      sql: SELECT customer_id, status FROM input
+      aggregate: {group_by: [customer_id], measures: {n: count(*), total: sum(status)}}
+  text_avg:
+    model:
+      source: lake:bronze.orders
+      sink: lake:gold.c
+      sql: SELECT customer_id, status FROM input
+      aggregate: {group_by: [customer_id], measures: {mean: avg(status)}}
+  no_arg:
+    model:
+      source: lake:bronze.orders
+      sink: lake:gold.d
+      sql: SELECT customer_id FROM input
+      aggregate: {group_by: [customer_id], measures: {top: max(amount)}}
+  bad_type:
+    model:
+      source: lake:bronze.orders
+      sink: lake:gold.e
+      sql: SELECT customer_id, amount FROM input
+      aggregate: {group_by: [customer_id], measures: {mean: {agg: avg(amount), type: "DECIMAL(99,2)"}}}
+  unknown_fn:
+    model:
+      source: lake:bronze.orders
+      sink: lake:gold.f
+      sql: SELECT customer_id, amount FROM input
+      aggregate: {group_by: [customer_id], measures: {p: median(amount)}}
+  good:
+    model:
+      source: lake:bronze.orders
+      sink: lake:gold.g
+      sql: SELECT customer_id, amount FROM input
+      aggregate: {group_by: [customer_id], measures: {total: sum(amount), n: count(*), mean: avg(amount)}}
+  downstream:
+    model: {source: lake:gold.g, sink: lake:gold.h, mode: replace, sql: "SELECT customer_id, total, n, mean, _weir_sum_mean, _weir_count_mean, nope FROM input"}
+`)
+	checked, err := dagfile.CheckFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := dagfile.LoadStatic(path)
+	if err == nil {
+		t.Fatal("the dagfile with median() loaded")
+	}
+	// Bind the rest without the task that does not parse.
+	body, _ := readFile(path)
+	writeFile(t, path, strings.Replace(body, "median(amount)", "min(amount)", 1))
+	if f, err = dagfile.LoadStatic(path); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := LintModels(testContext(t), f, f.Tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range append(checked, fs...) {
+		if x.Rule == dagfile.RuleModelAggregate || x.Rule == dagfile.RuleModelSQL {
+			got = append(got, strings.TrimPrefix(x.String(), path))
+		}
+	}
+	want := []string{
+		`:40:58: error MODEL-005: tasks.unknown_fn.model.aggregate.measures.p: measure p: unknown function "median"`,
+		`:10:30: error MODEL-005: task no_group: aggregate: group_by column "customer" is not a column of the SQL's output (customer_id, amount)`,
+		`:16:75: error MODEL-005: task text_sum: aggregate: measure total: sum(status) needs a number, and status is VARCHAR; cast it in the SQL`,
+		`:22:61: error MODEL-005: task text_avg: aggregate: measure mean: avg(status) needs a number, and status is VARCHAR`,
+		`:28:60: error MODEL-005: task no_arg: aggregate: measure top: column "amount" is not a column of the SQL's output (customer_id)`,
+		`:34:7: error MODEL-005: task bad_type: aggregate: measure mean: type "DECIMAL(99,2)"`,
+		`:48:73: error MODEL-002: task downstream: SQL: Binder Error: Referenced column "nope" not found in FROM clause!`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("finding %d:\n%s\nwant it to start with\n%s", i, got[i], want[i])
+		}
+	}
+}

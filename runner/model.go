@@ -109,6 +109,15 @@ func sinkMode(mode string) (routes.Mode, error) {
 	return "", routes.BadInput("model mode %q: use append, upsert or replace", mode)
 }
 
+// commitMode is how the sink commits: the model's mode, except that an
+// incremental aggregate with no group_by (one row) replaces that row.
+func (run *modelRun) commitMode() routes.Mode {
+	if a := run.m.Aggregate; a != nil && len(a.GroupBy) == 0 && run.mode == routes.ModeMerge {
+		return routes.ModeReplace
+	}
+	return run.mode
+}
+
 // close releases the input streams and clears the engine for the next run.
 func (run *modelRun) close() {
 	for _, in := range run.inputs {
@@ -210,11 +219,15 @@ func (run *modelRun) execute(ctx context.Context) error {
 		run.r.warnf("task %s: %s: the batch is held (on_missing: hold), nothing is committed and the next run reads it again", run.t.Name, why)
 		return nil
 	}
-	if err := run.loadThis(ctx, text); err != nil {
+	if run.m.Aggregate != nil {
+		if text, err = run.aggregate(ctx, text); err != nil {
+			return err
+		}
+	} else if err := run.loadThis(ctx, text); err != nil {
 		return err
 	}
 	c := run.t.Contract
-	if c == nil && run.mode == routes.ModeMerge {
+	if c == nil && run.commitMode() == routes.ModeMerge {
 		// An upsert batch must not repeat a key: the check keeps the last
 		// row of each (contractSQL), with no rules of its own.
 		c = &dagfile.Contract{MaxBadRatio: 1}
@@ -270,7 +283,7 @@ func (run *modelRun) writeChecked(ctx context.Context, chk *checked) error {
 	if err := run.finishSink(ctx, stage, res); err != nil {
 		return err
 	}
-	if dup := chk.total - chk.bad - run.rep.RowsOut; run.mode == routes.ModeMerge && dup > 0 {
+	if dup := chk.total - chk.bad - run.rep.RowsOut; run.commitMode() == routes.ModeMerge && dup > 0 {
 		run.r.warnf("task %s: %d rows of the batch repeat a key (%s) of a later row: the last row of each key, in the SQL's order, was written", run.t.Name, dup, strings.Join(run.m.Key, ", "))
 	}
 	return nil

@@ -30,7 +30,7 @@ func sinkInfo(task string, ref routes.TableRef, schema *arrow.Schema, key []stri
 
 // sinkKey is the merge key of an upsert model (nil otherwise).
 func (run *modelRun) sinkKey() []string {
-	if run.mode == routes.ModeMerge {
+	if run.commitMode() == routes.ModeMerge {
 		return run.m.Key
 	}
 	return nil
@@ -41,7 +41,7 @@ func (run *modelRun) sinkKey() []string {
 // polled the same batch must not both commit it.
 func (run *modelRun) prepareSink(ctx context.Context, schema *arrow.Schema) (routes.Stage, error) {
 	info := sinkInfo(run.t.Name, run.ref, schema, run.sinkKey())
-	stage, err := run.sink.Prepare(ctx, info, routes.WriteOptions{Table: run.ref, Mode: run.mode, RunID: run.rep.RunID,
+	stage, err := run.sink.Prepare(ctx, info, routes.WriteOptions{Table: run.ref, Mode: run.commitMode(), RunID: run.rep.RunID,
 		Key: run.sinkKey(), Allocator: run.r.opts.Allocator})
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", run.m.Sink, err)

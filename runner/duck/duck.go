@@ -233,3 +233,33 @@ UNION ALL SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary`)
 	}
 	return nil
 }
+
+// Describe binds a query without running it and returns its columns with
+// DuckDB's type names.
+func (d *DB) Describe(ctx context.Context, query string) ([]Column, error) {
+	rows, err := d.conn.QueryContext(ctx, "DESCRIBE "+query)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	defer rows.Close()
+	names, err := rows.Columns()
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	var out []Column
+	for rows.Next() {
+		cells := make([]any, len(names))
+		ptrs := make([]any, len(names))
+		for i := range cells {
+			ptrs[i] = &cells[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("duckdb: %w", err)
+		}
+		out = append(out, Column{Name: fmt.Sprint(cells[0]), Type: fmt.Sprint(cells[1])})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	return out, nil
+}

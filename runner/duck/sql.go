@@ -18,3 +18,7 @@ func Ident(name string) string {
 func Literal(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
+
+// Column is a result column as DuckDB binds it: its name and type name
+// (DECIMAL(38,2), BIGINT, VARCHAR…), usable in DuckDB DDL.
+type Column struct{ Name, Type string }

@@ -39,5 +39,8 @@ func (*DB) Load(context.Context, string, array.RecordReader) (int64, error) {
 
 func (*DB) Plan(context.Context, string) (string, error) { return "", ErrNoEngine }
 
+// Describe fails with ErrNoEngine.
+func (*DB) Describe(context.Context, string) ([]Column, error) { return nil, ErrNoEngine }
+
 // TablesRead fails with ErrNoEngine.
 func (*DB) TablesRead(context.Context, string) ([]string, error) { return nil, ErrNoEngine }
