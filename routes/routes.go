@@ -127,6 +127,10 @@ type WriteOptions struct {
 	// existing table of that name is the user's: Prepare refuses it
 	// (routes.Occupied) under the lock instead of replacing it.
 	Fresh bool
+	// Truncate: a replace that may leave the table empty (weir reset
+	// --full-refresh). Without it a destination may refuse to replace a
+	// table with no rows.
+	Truncate bool
 }
 
 // Range is one slice of a planned table. Only the source that planned it

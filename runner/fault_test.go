@@ -21,6 +21,7 @@ const (
 	helperDagfile = "WEIR_HELPER_DAGFILE"
 	helperTask    = "WEIR_HELPER_TASK"
 	helperSIGTERM = "WEIR_HELPER_SIGTERM"
+	helperReset   = "WEIR_HELPER_FULL_REFRESH" // the child runs reset --to earliest --full-refresh instead
 )
 
 // TestMain doubles as the fault tests' child process: with the helper
@@ -41,7 +42,10 @@ func helperProcess(path, task string) int {
 		defer stop()
 	}
 	r, err := Load(path, Options{})
-	if err == nil {
+	switch {
+	case err == nil && os.Getenv(helperReset) != "":
+		_, err = r.ResetWith(ctx, task, "earliest", ResetOptions{FullRefresh: true})
+	case err == nil:
 		_, err = r.Once(ctx, task)
 	}
 	if err != nil {
@@ -62,10 +66,11 @@ func runKilled(t *testing.T, path, task, phase string) {
 
 // startPaused runs task in a child process and returns once it is paused
 // at phase (alive, holding what it holds there).
-func startPaused(t *testing.T, path, task, phase string) *exec.Cmd {
+func startPaused(t *testing.T, path, task, phase string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperDagfile+"="+path, helperTask+"="+task, routes.CheckpointEnv+"="+phase)
+	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,9 @@ type modelRun struct {
 	db      *duck.DB
 	// resetting: a reset commits the new marks with no rows (this is empty)
 	resetting bool
+	// truncate: reset --full-refresh replaces the sink (and quarantine)
+	// with no rows, in the commit of the new marks
+	truncate bool
 }
 
 // runModel reads what is new in the model's sources, runs its SQL in

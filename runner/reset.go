@@ -21,9 +21,26 @@ import (
 // already in the sink stay (an upsert replay rewrites them unchanged, an
 // append replay adds them again).
 func (r *Runner) Reset(ctx context.Context, name, to string) (*Report, error) {
+	return r.ResetWith(ctx, name, to, ResetOptions{})
+}
+
+// ResetOptions change what Reset does beside moving the position.
+type ResetOptions struct {
+	// FullRefresh (with --to earliest, model tasks only) also empties the
+	// sink, in the same commit as the new position (PostgreSQL: one
+	// transaction; Iceberg: one overwrite snapshot that sets the offset),
+	// so the next run rebuilds it instead of adding the history again.
+	FullRefresh bool
+}
+
+// ResetWith is Reset with options.
+func (r *Runner) ResetWith(ctx context.Context, name, to string, o ResetOptions) (*Report, error) {
 	t, err := r.task(name)
 	if err != nil {
 		return nil, err
+	}
+	if o.FullRefresh && (t.Kind != dagfile.KindModel || strings.TrimSpace(to) != "earliest") {
+		return nil, routes.BadInput("reset --full-refresh empties a model's sink and replays its sources from the start: it takes a model task and --to earliest (task %s is a %s, --to %q)", name, t.Kind, to)
 	}
 	if t.Kind == dagfile.KindTransfer && t.Transfer.Mode == string(routes.ModeLogBased) {
 		return r.resetLogBased(ctx, t, to)
@@ -41,8 +58,11 @@ func (r *Runner) Reset(ctx context.Context, name, to string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !target.Latest && target.Offset == "" && !o.FullRefresh && t.Model.Mode == "append" {
+		r.warnf("task %s: reset --to earliest on an append sink: the next run appends every source row again on top of the rows %s already holds (duplicates); add --full-refresh to empty it in the same commit", name, t.Model.Sink)
+	}
 	rep := newReport(t)
-	err = r.reset(ctx, t, target, rep)
+	err = r.reset(ctx, t, target, rep, o)
 	rep.finish(err)
 	if err != nil {
 		return rep, fmt.Errorf("reset %s: %w", name, err)
@@ -70,13 +90,16 @@ func (r *Runner) resetLogBased(ctx context.Context, t *dagfile.Task, to string) 
 	return rep, nil
 }
 
-func (r *Runner) reset(ctx context.Context, t *dagfile.Task, target incremental.Start, rep *Report) error {
+func (r *Runner) reset(ctx context.Context, t *dagfile.Task, target incremental.Start, rep *Report, o ResetOptions) error {
 	run, err := r.newModelRun(ctx, t, rep)
 	if err != nil {
 		return err
 	}
 	defer run.close()
 	run.mode = routes.ModeAppend // commit no rows, only the marks
+	if o.FullRefresh {
+		run.mode, run.truncate = routes.ModeReplace, true // no rows, in place of every row
+	}
 	run.resetting = true
 	if err := run.openInputs(ctx); err != nil {
 		return err

@@ -40,9 +40,13 @@ func (run *modelRun) sinkKey() []string {
 // no other run committed since this one read its marks: two runs that
 // polled the same batch must not both commit it.
 func (run *modelRun) prepareSink(ctx context.Context, schema *arrow.Schema) (routes.Stage, error) {
-	info := sinkInfo(run.t.Name, run.ref, schema, run.sinkKey())
+	key := run.sinkKey()
+	if run.truncate && run.m.Mode == "upsert" {
+		key = run.m.Key // the emptied table keeps the key later upserts merge on
+	}
+	info := sinkInfo(run.t.Name, run.ref, schema, key)
 	stage, err := run.sink.Prepare(ctx, info, routes.WriteOptions{Table: run.ref, Mode: run.commitMode(), RunID: run.rep.RunID,
-		Key: run.sinkKey(), Allocator: run.r.opts.Allocator})
+		Key: run.sinkKey(), Allocator: run.r.opts.Allocator, Truncate: run.truncate})
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", run.m.Sink, err)
 	}
@@ -65,7 +69,7 @@ func (run *modelRun) finishSink(ctx context.Context, stage routes.Stage, res arr
 		err = res.Err()
 	}
 	run.rep.RowsIn, run.rep.RowsOut = run.rowsIn(), n
-	if err == nil && run.mode == routes.ModeReplace && run.rep.RowsIn == 0 {
+	if err == nil && run.mode == routes.ModeReplace && run.rep.RowsIn == 0 && !run.truncate {
 		run.warnKept()
 		return abortStage(ctx, stage)
 	}
@@ -131,7 +135,7 @@ func (run *modelRun) quarantine(ctx context.Context, chk *checked) error {
 		mode = routes.ModeReplace
 	}
 	stage, err := run.sink.Prepare(ctx, sinkInfo(run.t.Name, run.qref, res.Schema(), nil),
-		routes.WriteOptions{Table: run.qref, Mode: mode, RunID: run.rep.RunID, Allocator: run.r.opts.Allocator})
+		routes.WriteOptions{Table: run.qref, Mode: mode, RunID: run.rep.RunID, Allocator: run.r.opts.Allocator, Truncate: run.truncate})
 	if err != nil {
 		return fmt.Errorf("prepare quarantine %s: %w", run.qref, err)
 	}

@@ -81,7 +81,7 @@ func (st *stage) evolve(tx *table.Transaction, tbl *table.Table) error {
 
 // replace retires every file of the current snapshot and adds the run's.
 func (st *stage) replace(ctx context.Context, tx *table.Transaction, tbl *table.Table, summary iceberg.Properties) error {
-	if len(st.files) == 0 {
+	if len(st.files) == 0 && !st.opts.Truncate {
 		return errors.New("replace with no data files would empty the table; refusing")
 	}
 	data, deletes, err := liveFiles(ctx, tbl)
