@@ -3,6 +3,7 @@ package incremental
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -285,20 +286,58 @@ type Lag struct {
 	Position string `json:"position"`
 	Head     string `json:"head"`
 	Behind   int64  `json:"behind"` // in Unit
-	Unit     string `json:"unit"`   // "offsets" (integer cursors, snapshots), "seconds" (time cursors), "rows" (estimate)
+	Unit     string `json:"unit"`   // "rows" (counted, or the row estimate from the start), "offsets" (integer cursor distance), "seconds" (time cursors)
 	Known    bool   `json:"known"`  // false when Behind could not be computed
 }
 
-// Lag compares the position with the head: the difference of integer
-// offsets (rows for a dense integer key, snapshots for Iceberg), seconds for
-// time cursors, the table's row estimate from the start of the table.
+// The units of a Lag.
+const (
+	UnitRows    = "rows"
+	UnitOffsets = "offsets"
+	UnitSeconds = "seconds"
+)
+
+// Lag compares the position with the head. Where the source counts the
+// rows of a cursor window (routes.RangeCounter: PostgreSQL's count(*),
+// Iceberg's snapshot summaries) it is the rows past the position; else the
+// difference of integer offsets, seconds for time cursors, the table's
+// row estimate from the start of the table.
 func (c *Consumer) Lag(ctx context.Context) (Lag, error) {
 	head, ok, err := c.Head(ctx)
-	l := Lag{Position: c.pos, Head: head, Unit: "offsets", Known: true}
-	if err != nil || !ok || Compare(head, c.pos) <= 0 {
-		return l, err
+	if err != nil {
+		return Lag{Position: c.pos, Unit: UnitOffsets, Known: true}, err
 	}
-	return lagBetween(l, c.info.RowEstimate), nil
+	if !ok {
+		head = ""
+	}
+	return c.LagTo(ctx, head)
+}
+
+// LagTo is Lag against a head already read ("" for an empty table).
+func (c *Consumer) LagTo(ctx context.Context, head string) (Lag, error) {
+	return CountLag(ctx, c.cfg.Source, c.info, c.cursor, c.pos, head)
+}
+
+// CountLag is how far position is behind head in a table of src: the rows
+// between them where src counts them (routes.RangeCounter), else as
+// LagBetween.
+func CountLag(ctx context.Context, src routes.Source, info *routes.TableInfo, cursor, position, head string) (Lag, error) {
+	l := Lag{Position: position, Head: head, Unit: UnitOffsets, Known: true}
+	if rc, ok := routes.As[routes.RangeCounter](src); ok && cursor != "" {
+		l.Unit = UnitRows
+		if head == "" || Compare(head, position) <= 0 {
+			return l, nil
+		}
+		n, err := rc.CountRange(ctx, info, cursor, position, head)
+		if err == nil {
+			l.Behind = n
+			return l, nil
+		}
+		if !errors.Is(err, routes.ErrUnsupported) {
+			return l, err
+		}
+	}
+	return LagBetween(position, head, info.RowEstimate), nil
 }
 
 // LagBetween compares two offsets of a table as Lag does; estimate is the
@@ -318,13 +357,13 @@ func lagBetween(l Lag, estimate int64) Lag {
 	case errH == nil && errP == nil:
 		l.Behind = h - p
 	case l.Position == "" && estimate > 0:
-		l.Behind, l.Unit = estimate, "rows"
+		l.Behind, l.Unit = estimate, UnitRows
 	case l.Position == "" && errH == nil:
 		l.Behind = h
 	default:
 		ht, okH := parseTime(l.Head)
 		pt, okP := parseTime(l.Position)
-		l.Behind, l.Unit, l.Known = int64(ht.Sub(pt).Seconds()), "seconds", okH && okP
+		l.Behind, l.Unit, l.Known = int64(ht.Sub(pt).Seconds()), UnitSeconds, okH && okP
 	}
 	return l
 }

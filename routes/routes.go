@@ -161,6 +161,16 @@ type CursorSource interface {
 	MaxCursor(ctx context.Context, info *TableInfo, cursor string) (max string, ok bool, err error)
 }
 
+// RangeCounter is a CursorSource that counts the rows of a cursor window,
+// after < cursor <= until (after "": from the start of the table): weir
+// status gives lag in rows with it. PostgreSQL counts with count(*);
+// Iceberg, for its pseudo-cursor of snapshots, adds up the added-records of
+// the snapshots' summaries (the head snapshot's total-records from the
+// start). Another cursor it cannot count is ErrUnsupported.
+type RangeCounter interface {
+	CountRange(ctx context.Context, info *TableInfo, cursor, after, until string) (int64, error)
+}
+
 // NullCounter is a CursorSource that can count the rows whose column is
 // NULL. An incremental run compares the cursor with > and <=, so a row with
 // a NULL cursor is never copied: the window refuses such a cursor instead

@@ -159,6 +159,7 @@ func (run *modelRun) nothingNew() bool {
 // lag records how far the sources are behind their heads after the run:
 // the head as polled (rows that arrived since wait for the next run).
 func (run *modelRun) lag(ctx context.Context) error {
+	var lags []incremental.Lag
 	for _, in := range run.inputs {
 		if in.c == nil {
 			continue
@@ -167,15 +168,19 @@ func (run *modelRun) lag(ctx context.Context) error {
 		if run.rep.Held > 0 {
 			to = in.b.From // nothing was committed
 		}
-		l := incremental.LagBetween(to, in.b.Head, in.info.RowEstimate)
+		var l incremental.Lag
+		var err error
 		if in.b.Head == "" {
-			var err error
-			if l, err = in.c.Lag(ctx); err != nil {
-				return err
-			}
+			l, err = in.c.Lag(ctx)
+		} else {
+			l, err = incremental.CountLag(ctx, in.src, in.info, in.c.Cursor(), to, in.b.Head)
 		}
-		run.rep.Lag += l.Behind
+		if err != nil {
+			return err
+		}
+		lags = append(lags, l)
 	}
+	run.rep.Lag, run.rep.LagUnit, run.rep.Lags = sumLags(lags)
 	return nil
 }
 

@@ -23,7 +23,9 @@ type Report struct {
 	Quarantined int64                  `json:"quarantined"`           // rows written to <sink>__quarantine
 	Bytes       int64                  `json:"bytes,omitempty"`       // bytes read (transfers)
 	Offsets     map[string]OffsetRange `json:"offsets"`               // per source: the window read
-	Lag         int64                  `json:"lag"`                   // sum of the sources' lag after the run
+	Lag         int64                  `json:"lag"`                   // the sources' lag after the run, in LagUnit (-1: units differ, see Lags)
+	LagUnit     string                 `json:"lag_unit,omitempty"`    // rows, offsets, seconds… ("mixed": see Lags)
+	Lags        map[string]int64       `json:"lags,omitempty"`        // per unit: the sources' lag totals
 	NothingNew  bool                   `json:"nothing_new,omitempty"` // no source had anything new: nothing written
 	Held        int64                  `json:"held,omitempty"`        // rows with no lookup match (on_missing: hold): the batch was not committed
 	Changes     []string               `json:"changes,omitempty"`     // on_change findings

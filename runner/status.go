@@ -21,7 +21,12 @@ type TaskStatus struct {
 	Sink      string         `json:"sink"`
 	Committed bool           `json:"committed"` // the sink holds the task's offsets (false before its first commit)
 	Sources   []SourceStatus `json:"sources"`
-	Lag       int64          `json:"lag"` // sum of the sources' lag
+	// Lag is the sum of the sources' lag when they are all in one unit
+	// (LagUnit), or all 0; -1 (LagUnit "mixed") when units differ: Lags
+	// then has the total of each unit, never a sum across units.
+	Lag     int64            `json:"lag"`
+	LagUnit string           `json:"lag_unit,omitempty"`
+	Lags    map[string]int64 `json:"lags,omitempty"` // per unit: rows, offsets, seconds, bytes, events
 	// Log is a log_based task's place in its source's change log: the
 	// bytes of WAL/binlog behind, the slot's retained WAL, a lost slot or
 	// purged binlog (then Error says how to re-bootstrap).
@@ -61,6 +66,7 @@ func (r *Runner) Status(ctx context.Context, tasks []*dagfile.Task) []TaskStatus
 		if err != nil {
 			st.Error, st.Err = routes.Redact(err.Error()), err
 		}
+		st.totalLag()
 		out = append(out, st)
 	}
 	return out
@@ -84,7 +90,6 @@ func (r *Runner) modelStatus(ctx context.Context, t *dagfile.Task, st *TaskStatu
 				return err
 			}
 		}
-		st.Lag += ss.Lag.Behind
 		st.Sources = append(st.Sources, ss)
 	}
 	for _, addr := range run.missing {
@@ -123,12 +128,6 @@ func (r *Runner) transferStatus(ctx context.Context, t *dagfile.Task, st *TaskSt
 		errs = append(errs, err)
 		st.Committed = st.Committed || ss.Lag.Position != ""
 		st.Sources = append(st.Sources, ss)
-		if st.Log == nil {
-			st.Lag += ss.Lag.Behind
-		}
-	}
-	if st.Log != nil {
-		st.Lag = st.Log.Behind // one log for all the pair's tables
 	}
 	return errors.Join(errs...)
 }
@@ -159,9 +158,54 @@ func transferSource(ctx context.Context, src routes.Source, dst routes.Destinati
 	}
 	w, err := incremental.Watermark(src, dst, x.Cursor)(ctx, info, tableRef(to))
 	ss.Cursor = w.Cursor
-	ss.Lag = incremental.LagBetween(w.After, w.Until, info.RowEstimate)
+	if err == nil {
+		ss.Lag, err = incremental.CountLag(ctx, src, info, w.Cursor, w.After, w.Until)
+	}
 	if w.Empty {
 		ss.Lag.Head = w.After
 	}
 	return ss, err
+}
+
+// totalLag sums the sources' lags per unit (Lags) and, when they share one
+// unit or are all 0, in Lag. A log_based task's tables share one log: its
+// lag is the log's, once.
+func (st *TaskStatus) totalLag() {
+	if st.Log != nil {
+		st.Lag, st.LagUnit, st.Lags = st.Log.Behind, "bytes", map[string]int64{"bytes": st.Log.Behind}
+		return
+	}
+	var lags []incremental.Lag
+	for _, s := range st.Sources {
+		if !s.Missing && !s.Lookup {
+			lags = append(lags, s.Lag)
+		}
+	}
+	st.Lag, st.LagUnit, st.Lags = sumLags(lags)
+}
+
+// sumLags totals lags per unit, and overall only when there is one unit
+// (or every lag is 0): -1, "mixed" when units differ, never a sum across
+// units.
+func sumLags(lags []incremental.Lag) (total int64, unit string, per map[string]int64) {
+	var behind int64
+	for _, l := range lags {
+		if l.Unit == "" {
+			continue
+		}
+		if per == nil {
+			per = map[string]int64{}
+		}
+		per[l.Unit] += l.Behind
+		behind += max(l.Behind, 0)
+	}
+	switch {
+	case len(per) == 1:
+		for u, n := range per {
+			total, unit = n, u
+		}
+	case len(per) > 1 && behind > 0:
+		total, unit = -1, "mixed"
+	}
+	return total, unit, per
 }

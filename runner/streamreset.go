@@ -37,7 +37,6 @@ func (r *Runner) streamStatus(ctx context.Context, t *dagfile.Task, st *TaskStat
 		}
 		ss.Lag.Head, ss.Lag.Behind, ss.Lag.Known = ends.Latest, ends.Behind, ends.Known
 	}
-	st.Lag += ss.Lag.Behind
 	st.Sources = append(st.Sources, ss)
 	return nil
 }

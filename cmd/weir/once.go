@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -116,11 +119,26 @@ func summary(rep *runner.Report) string {
 	case rep.Error != "":
 		return head + ": failed"
 	case rep.NothingNew:
-		return fmt.Sprintf("%s: nothing new (lag %d) in %dms", head, rep.Lag, rep.ElapsedMS)
+		return fmt.Sprintf("%s: nothing new (lag %s) in %dms", head, reportLag(rep), rep.ElapsedMS)
 	}
 	q := ""
 	if rep.Quarantined > 0 {
 		q = fmt.Sprintf(", %d quarantined", rep.Quarantined)
 	}
-	return fmt.Sprintf("%s: %d rows in, %d out%s, lag %d, %dms", head, rep.RowsIn, rep.RowsOut, q, rep.Lag, rep.ElapsedMS)
+	return fmt.Sprintf("%s: %d rows in, %d out%s, lag %s, %dms", head, rep.RowsIn, rep.RowsOut, q, reportLag(rep), rep.ElapsedMS)
+}
+
+// reportLag is a report's lag with its unit, per unit when they differ.
+func reportLag(rep *runner.Report) string {
+	switch {
+	case rep.LagUnit == "mixed":
+		var parts []string
+		for _, u := range slices.Sorted(maps.Keys(rep.Lags)) {
+			parts = append(parts, fmt.Sprintf("%d %s", rep.Lags[u], u))
+		}
+		return strings.Join(parts, ", ")
+	case rep.LagUnit != "":
+		return fmt.Sprintf("%d %s", rep.Lag, rep.LagUnit)
+	}
+	return fmt.Sprint(rep.Lag)
 }

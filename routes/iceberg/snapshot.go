@@ -48,6 +48,51 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	return maxValue(ctx, tbl, snap, f)
 }
 
+var _ routes.RangeCounter = (*Endpoint)(nil)
+
+// CountRange counts the rows the snapshots with sequence numbers in
+// (after, until] added, from their summaries' added-records (metadata
+// only: no file is read); from the start of the table (after ""), the
+// until snapshot's total-records. The rows a compaction or a
+// copy-on-write rewrite re-adds are counted too. Only SnapshotCursor is
+// counted.
+func (e *Endpoint) CountRange(ctx context.Context, info *routes.TableInfo, cursor, after, until string) (int64, error) {
+	if cursor != SnapshotCursor {
+		return 0, fmt.Errorf("%w: counting rows by column %s of an Iceberg table", routes.ErrUnsupported, cursor)
+	}
+	if after == "" {
+		base, _, err := splitSnapshot(info.Ref)
+		if err != nil {
+			return 0, err
+		}
+		tbl, err := e.loadTable(ctx, base)
+		if err != nil {
+			return 0, err
+		}
+		snap, err := rangeEnd(tbl, until)
+		if err != nil || snap == nil || snap.Summary == nil {
+			return 0, err
+		}
+		n, err := strconv.ParseInt(snap.Summary.Properties["total-records"], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%w: snapshot %d of %s has no total-records", routes.ErrUnsupported, snap.SnapshotID, info.Ref)
+		}
+		return n, nil
+	}
+	sum, err := e.Changes(ctx, info.Ref, after, until)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, s := range sum.Snapshots {
+		if s.AddedRows < 0 {
+			return 0, fmt.Errorf("%w: snapshot %d of %s has no added-records", routes.ErrUnsupported, s.SnapshotID, info.Ref)
+		}
+		n += s.AddedRows
+	}
+	return n, nil
+}
+
 // parseSeq reads a snapshot cursor value; empty is -1 (before everything).
 func parseSeq(s string) (int64, error) {
 	if s == "" {

@@ -27,6 +27,23 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	return *max, true, nil
 }
 
+var _ routes.RangeCounter = (*Endpoint)(nil)
+
+// CountRange counts the rows with after < cursor <= until, comparing the
+// cursor text as a read's window does.
+func (e *Endpoint) CountRange(ctx context.Context, info *routes.TableInfo, cursor, after, until string) (int64, error) {
+	where, err := whereClause(routes.Range{Table: info}, routes.ReadOptions{Cursor: cursor, After: after, Until: until})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", ident(info.Ref), where)
+	if err := e.pool.QueryRow(ctx, q).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s past %s = %s: %w", info.Ref, cursor, after, err)
+	}
+	return n, nil
+}
+
 var _ routes.NullCounter = (*Endpoint)(nil)
 
 // NullCount counts the rows whose column is NULL.
