@@ -46,12 +46,26 @@ const aggYAML = `  inc:
 // is NULL in some rows and in whole groups of a batch) merged batch by
 // batch equals the same aggregate recomputed over the whole table (mode:
 // replace, which also allows count_distinct), after each of several
-// batches; a global aggregate (group_by: []) keeps exactly one row.
+// batches, on an Iceberg and a PostgreSQL sink; a global aggregate
+// (group_by: []) keeps exactly one row.
 func TestAggregate_MergesLikeRecompute(t *testing.T) {
-	d := newLakeDAG(t, "warn")
-	body, _ := readFile(d.path)
-	writeFile(t, d.path, body+aggYAML)
-	r := d.runner(t)
+	t.Run("iceberg", func(t *testing.T) {
+		d := newLakeDAG(t, "warn")
+		body, _ := readFile(d.path)
+		writeFile(t, d.path, body+aggYAML)
+		checkAggregates(t, d.runner(t), "lake", "gold.", func(last int) { d.orders(t, 1, last) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		d := newPGDAG(t, medallionYAML+strings.NewReplacer("lake:bronze.", "pg:S.bronze_", "lake:gold.", "pg:S.gold_").Replace(aggYAML))
+		landed := 0
+		checkAggregates(t, d.runner(t), "pg", d.s+".gold_", func(last int) {
+			d.insertOrders(t, landed+1, last-landed)
+			landed = last
+		})
+	})
+}
+
+func checkAggregates(t *testing.T, r *Runner, conn, prefix string, land func(last int)) {
 	ctx := testContext(t)
 	db, err := duck.Open(ctx, duck.Options{})
 	if err != nil {
@@ -60,16 +74,16 @@ func TestAggregate_MergesLikeRecompute(t *testing.T) {
 	defer db.Close()
 	cols := []string{"g", "n", "na", "lo", "hi", "s", "mean"}
 	for i, last := range []int{3, 10, 11, 40, 77} {
-		d.orders(t, 1, last)
+		land(last)
 		once(t, r, "bronze_orders")
 		for _, task := range []string{"inc", "full", "total"} {
 			if rep := once(t, r, task); rep.Error != "" {
 				t.Fatalf("batch %d: %s: %+v", i, task, rep)
 			}
 		}
-		loadSink(t, r, db, "gold.inc", "got_inc")
-		loadSink(t, r, db, "gold.full", "got_full")
-		loadSink(t, r, db, "gold.total", "got_total")
+		loadTable(t, r, db, conn, prefix+"inc", "got_inc")
+		loadTable(t, r, db, conn, prefix+"full", "got_full")
+		loadTable(t, r, db, conn, prefix+"total", "got_total")
 		got, want := textRows(t, db, "SELECT * FROM got_inc", cols), textRows(t, db, "SELECT * FROM got_full", cols)
 		if got != want || !strings.Contains(want, "|") {
 			t.Fatalf("batch %d (orders 1..%d): incremental:\n%s\nrecomputed:\n%s", i, last, got, want)

@@ -139,8 +139,14 @@ func TestTPCH_IncrementalAggregates(t *testing.T) {
 // loadSink copies a lake table of r into db as the table name.
 func loadSink(t *testing.T, r *Runner, db *duck.DB, table, name string) {
 	t.Helper()
+	loadTable(t, r, db, "lake", table, name)
+}
+
+// loadTable copies schema.table of connection conn into db as name.
+func loadTable(t *testing.T, r *Runner, db *duck.DB, conn, table, name string) {
+	t.Helper()
 	ctx := testContext(t)
-	src, err := r.source(ctx, "lake")
+	src, err := r.source(ctx, conn)
 	if err != nil {
 		t.Fatal(err)
 	}
