@@ -270,7 +270,7 @@ func (run *modelRun) writeChecked(ctx context.Context, chk *checked) error {
 	if err := run.finishSink(ctx, stage, res); err != nil {
 		return err
 	}
-	if dup := chk.total - chk.bad - run.rep.RowsOut; run.mode == routes.ModeMerge && dup > 0 {
+	if dup := chk.total - chk.bad - run.rep.RowsOut; run.mode == routes.ModeMerge && dup > 0 && !hasPost(chk.contract) {
 		run.r.warnf("task %s: %d rows of the batch repeat a key (%s) of a later row: the last row of each key, in the SQL's order, was written", run.t.Name, dup, strings.Join(run.m.Key, ", "))
 	}
 	return nil
