@@ -1,0 +1,130 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// copyExample copies the files of an example folder (not its lake) to a
+// temp dir and returns the dagfile's path there.
+func copyExample(t *testing.T, name string, files ...string) string {
+	t.Helper()
+	src, dst := filepath.Join("..", "examples", name), t.TempDir()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(dst, f)), 0o755)
+		if err := os.WriteFile(filepath.Join(dst, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dst, "weir.yaml")
+}
+
+// TestOLCExample runs examples/olc as its dagfile says (no server): an
+// OLC contract with pre and post transformations, row rules (one row
+// breaking two is quarantined once, attributed to both; a value that does
+// not cast has the one reason type()), a dataset unique rule that fails
+// without quarantining, and merge on primary_key. A second pass with a
+// later version of an order and a new order merges them.
+func TestOLCExample(t *testing.T) {
+	path := copyExample(t, "olc", "weir.yaml", "data/orders.csv", "data/customers.csv", "contracts/orders.olc.yaml")
+	r, err := Load(path, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if m := r.file.Task("silver_orders").Model; m.Mode != "upsert" || !slices.Equal(m.Key, []string{"order_id"}) {
+		t.Fatalf("materialization merge on [order_id] did not make the model upsert on it: mode %s key %v", m.Mode, m.Key)
+	}
+	silver := pass(t, r)["silver_orders"]
+	c := silver.Contract
+	if silver.Quarantined != 4 || silver.RowsOut != 4 || c == nil || c.Checked != 8 || c.Broken != 4 {
+		t.Fatalf("silver_orders: %+v contract %+v", silver, c)
+	}
+	wantRules := map[string]int64{"range(amount)": 1, "accepted_values(status)": 1, "shipped_after_ordered": 1,
+		"type(amount)": 1, "ships_within_30_days": 1}
+	if !mapsEqual(c.Rules, wantRules) {
+		t.Errorf("contract.rules %v, want %v", c.Rules, wantRules)
+	}
+	if len(c.DatasetRules) != 2 || c.DatasetRules[0].Passed || c.DatasetRules[0].Value != "2" || !c.DatasetRules[1].Passed || c.Passed {
+		t.Errorf("dataset rules %+v, passed %v: want one_order_per_customer_instant failed (2 rows), some_orders passed, contract not passed", c.DatasetRules, c.Passed)
+	}
+	// order_id, customer_id, status, amount, ordered_at, shipped_at, channel, size_band, days_to_ship, segment
+	want := []string{
+		`1,1,paid,120.5,2024-01-01T10:00:00,2024-01-03T09:00:00,web,medium,2,gold`,
+		`2,2,paid,35,2024-01-01T11:00:00,2024-01-02T08:00:00,store,small,1,silver`,
+		`3,3,pending,900,2024-01-02T12:00:00,(null),web,large,(null),bronze`,
+		`8,2,paid,35,2024-01-01T11:00:00,(null),store,small,(null),silver`,
+	}
+	if got := sortedLake(t, r, "silver.orders"); !slices.Equal(got, want) {
+		t.Fatalf("silver.orders:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	reasons := map[string]string{}
+	for _, row := range lakeRows(t, r, "silver.orders__quarantine") {
+		// seq, order_id, customer_id, amount, ordered_at, shipped_at, meta,
+		// status, channel (the output after the pre transformations), then
+		// _weir_reason and _weir_run
+		cells := strings.SplitN(row, ",", 10)
+		reasons[cells[1]] = cells[9][:strings.LastIndex(cells[9], ",")]
+	}
+	wantQ := map[string]string{"4": "range(amount)", "5": "accepted_values(status); shipped_after_ordered", "6": "type(amount): not decimal(12,2)", "7": "ships_within_30_days"}
+	if len(reasons) != 4 || !mapsEqualS(reasons, wantQ) {
+		t.Fatalf("quarantine reasons by order_id %v, want %v", reasons, wantQ)
+	}
+
+	// A later version of order 3 (shipped) and a new order 9: merged.
+	csv := filepath.Join(filepath.Dir(path), "data", "orders.csv")
+	f, err := os.OpenFile(csv, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("9,3,3,PAID,900.00,2024-01-02 12:00:00,2024-01-04 12:00:00,\"{\"\"channel\"\": \"\"web\"\"}\"\n" +
+		"10,9,1,paid,75.00,2024-01-05 10:00:00,2024-01-06 10:00:00,\"{\"\"channel\"\": \"\"app\"\"}\"\n")
+	f.Close()
+	silver = pass(t, r)["silver_orders"]
+	if silver.RowsOut != 2 || silver.Quarantined != 0 || len(silver.Contract.Rules) != 0 || !silver.Contract.Passed {
+		t.Fatalf("second pass: %+v contract %+v", silver, silver.Contract)
+	}
+	want = []string{want[0], want[1],
+		`3,3,paid,900,2024-01-02T12:00:00,2024-01-04T12:00:00,web,large,2,bronze`,
+		want[3],
+		`9,1,paid,75,2024-01-05T10:00:00,2024-01-06T10:00:00,app,medium,1,gold`,
+	}
+	if got := sortedLake(t, r, "silver.orders"); !slices.Equal(got, want) {
+		t.Fatalf("after the merge, silver.orders:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := len(lakeRows(t, r, "silver.orders__quarantine")); n != 4 {
+		t.Fatalf("the quarantine has %d rows after the second pass, want 4", n)
+	}
+}
+
+func sortedLake(t *testing.T, r *Runner, table string) []string {
+	rows := lakeRows(t, r, table)
+	slices.SortFunc(rows, func(a, b string) int {
+		x, _, _ := strings.Cut(a, ",")
+		y, _, _ := strings.Cut(b, ",")
+		if len(x) != len(y) {
+			return len(x) - len(y)
+		}
+		return strings.Compare(x, y)
+	})
+	return rows
+}
+
+func mapsEqualS(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
