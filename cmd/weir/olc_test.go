@@ -79,3 +79,113 @@ func TestOLCExampleCmd(t *testing.T) {
 		t.Fatalf("once of the scd2 dimension exited %d, want %d", code, ExitBadInput)
 	}
 }
+
+// TestLintCmd_OLC: weir lint checks an OLC contract at file:line:col:
+// keys OLC does not define and the parts weir does not implement are
+// refused by name, and its types, row rules and dataset rules are bound in
+// DuckDB like weir's own contracts'.
+func TestLintCmd_OLC(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "weir.yaml")
+	os.WriteFile(path, []byte(`version: 1
+connections:
+  lake: iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake
+tasks:
+  silver:
+    model: {source: lake:s.x, sink: lake:s.silver, sql: SELECT 1}
+    contract: c.olc.yaml
+`), 0o644)
+	contract := filepath.Join(dir, "c.olc.yaml")
+	os.WriteFile(contract, []byte(`version: 1.0.0
+info: {title: T}
+model:
+  fields:
+    - {name: id, type: integer, required: true, masking: hash}
+    - {name: fare, type: flaot}
+    - {name: kind, type: string, colour: red}
+quality:
+  row_rules:
+    - {name: broken, sql: "id >"}
+    - {name: nofn, sql: "nosuchfn(id)"}
+    - {name: warn_only, sql: "id > 0", severity: warning}
+  dataset_rules:
+    - {name: total, sql: "SELECT sum(nosuch) FROM source", must_be_greater_than: 0}
+    - {unique: [id]}
+transformations:
+  - {phase: pre, trim: {fields: [kind]}}
+  - {phase: post, sql: "SELECT * FROM source"}
+  - {phase: post, pivot: {id_vars: [id]}}
+  - {phase: post, uppercase: {fields: [kind]}}
+lineage: {enabled: true}
+materialization: {strategy: merge, partition_by: [kind]}
+`), 0o644)
+	code, out := runCmd(t, "lint", "-f", path)
+	if code != 1 {
+		t.Errorf("lint exited %d, want 1\n%s", code, out)
+	}
+	for _, want := range []string{
+		contract + ":5:49: error OLC-001: model.fields[0].masking: OLC model.fields[0].masking is not supported by weir: values are not masked",
+		contract + ":7:34: error DAG-000: model.fields[2].colour: unknown key \"colour\"",
+		contract + ":12:40: error OLC-001: quality.row_rules[2].severity: ",
+		contract + ":18:19: error OLC-001: transformations[1].sql: ",
+		contract + ":19:19: error OLC-001: transformations[2].pivot: ",
+		contract + ":20:19: error DAG-000: transformations[3].uppercase: unknown key \"uppercase\"",
+		contract + ":21:1: error OLC-001: lineage: ",
+		contract + ":22:36: error OLC-001: materialization.partition_by: ",
+		contract + ":22:29: error DAG-000: materialization.strategy: strategy merge needs primary_key:",
+		"9 errors, 0 warnings",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lint output lacks %q:\n%s", want, out)
+		}
+	}
+
+	// The same contract with the refused parts taken out: its types and
+	// rules are bound in DuckDB.
+	os.WriteFile(contract, []byte(`version: 1.0.0
+info: {title: T}
+model:
+  fields:
+    - {name: id, type: integer, required: true}
+    - {name: fare, type: flaot}
+quality:
+  row_rules:
+    - {name: broken, sql: "id >"}
+`), 0o644)
+	code, out = runCmd(t, "lint", "-f", path)
+	if code != 1 || !strings.Contains(out, contract+":6:7: error CONTRACT-001: task silver: contract: column fare: type \"flaot\"") {
+		t.Errorf("lint exited %d:\n%s", code, out)
+	}
+	os.WriteFile(contract, []byte(`version: 1.0.0
+info: {title: T}
+model:
+  fields:
+    - {name: id, type: integer, required: true}
+    - {name: fare, type: float}
+quality:
+  row_rules:
+    - {name: broken, sql: "id >"}
+    - {name: nofn, sql: "nosuchfn(id)"}
+    - {name: ok, sql: "fare >= 0", phase: post}
+  dataset_rules:
+    - {name: total, sql: "SELECT sum(nosuch) FROM source", must_be_greater_than: 0}
+    - {name: badfn, sql: "SELECT nosuchagg(fare) FROM source"}
+    - {unique: [id]}
+    - {null_ratio: {field: fare, max: 0.1}}
+`), 0o644)
+	code, out = runCmd(t, "lint", "-f", path)
+	for _, want := range []string{
+		contract + ":9:7: error CONTRACT-001: task silver: contract: rule broken: Parser Error: ",
+		contract + ":10:7: error CONTRACT-001: task silver: contract: rule nofn: Catalog Error: Scalar Function with name nosuchfn does not exist",
+		contract + ":13:7: warning CONTRACT-002: task silver: contract: dataset rule total: ",
+		contract + ":14:7: error CONTRACT-001: task silver: contract: dataset rule badfn: Catalog Error: ",
+		"3 errors, 1 warnings",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lint output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("lint exited %d, want 1", code)
+	}
+}
