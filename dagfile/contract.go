@@ -98,7 +98,7 @@ type ContractRule struct {
 	Name       string   // optional label, used in _weir_reason (default: the kind and column)
 	Columns    []string // not_null, unique
 	NullsEqual bool     // unique with nulls_distinct: false: NULL keys are duplicates of each other
-	Column     string   // accepted_values, range, regex
+	Column     string   // accepted_values, range, regex; an sql rule of one column (OLC shorthands compiled to sql)
 	Values     []string // accepted_values
 	Min        string   // range lower bound as written ("" when open); a number or a literal
 	Max        string   // range upper bound as written ("" when open)

@@ -306,7 +306,7 @@ func (o *olcParser) field(item field) (Column, bool) {
 	if maxLen.val != nil {
 		r := at(maxLen)
 		n := o.d.integer(maxLen, 0)
-		r.Kind, r.Name, r.Column = RuleSQL, fmt.Sprintf("max_length(%s)", col.Name), ""
+		r.Kind, r.Name = RuleSQL, fmt.Sprintf("max_length(%s)", col.Name)
 		r.SQL = fmt.Sprintf("%s IS NULL OR length(CAST(%s AS VARCHAR)) <= %d", sqlIdent(col.Name), sqlIdent(col.Name), n)
 		o.c.Rules = append(o.c.Rules, r)
 	}
@@ -524,7 +524,7 @@ func (o *olcParser) columnRule(r ContractRule, h field) {
 		if r.Name == "" {
 			r.Name = "range(" + r.Column + ")"
 		}
-		r.Kind, r.SQL, r.Column, r.Min, r.Max = RuleSQL, id+" IS NULL OR ("+strings.Join(conds, " AND ")+")", "", "", ""
+		r.Kind, r.SQL, r.Min, r.Max = RuleSQL, id+" IS NULL OR ("+strings.Join(conds, " AND ")+")", "", ""
 		o.add(r, true)
 	case "lifecycle_window":
 		iv, ok := interval(window)
@@ -536,7 +536,7 @@ func (o *olcParser) columnRule(r ContractRule, h field) {
 			r.Name = "lifecycle_window(" + r.Column + ")"
 		}
 		id := sqlIdent(r.Column)
-		r.Kind, r.SQL, r.Column = RuleSQL, fmt.Sprintf("%s IS NULL OR %s >= current_timestamp - %s", id, id, iv), ""
+		r.Kind, r.SQL = RuleSQL, fmt.Sprintf("%s IS NULL OR %s >= current_timestamp - %s", id, id, iv)
 		o.add(r, true)
 	}
 }

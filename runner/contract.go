@@ -546,6 +546,9 @@ func (ty *typing) ruleChecks(r dagfile.ContractRule) []check {
 		return []check{ty.when(fmt.Sprintf("%s IS NOT NULL AND NOT regexp_matches(CAST(%s AS VARCHAR), %s)", v, v, duck.Literal(r.Pattern)), label("regex("+r.Column+")"), r.Column)}
 	}
 	l := label("sql(" + r.SQL + ")")
+	if r.Column != "" { // an sql rule of one column (OLC shorthands): skipped only where that column did not cast
+		return []check{ty.when(fmt.Sprintf("NOT coalesce((%s), false)", r.SQL), l, r.Column)}
+	}
 	return []check{ty.when(fmt.Sprintf("NOT coalesce((%s), false)", r.SQL), l)}
 }
 
