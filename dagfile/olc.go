@@ -3,6 +3,7 @@ package dagfile
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -123,12 +124,11 @@ var olcUnsupported = map[string]string{
 	"extraction":     "LLM / regex extraction is not run; use regexp_extract in the model's SQL or a derive transformation",
 	"schedule":       "the dagfile's schedule: decides when a task runs",
 	"service_levels": "SLOs are not tracked",
-	"natural_key":    "only with materialization.strategy scd2, which weir does not support",
 	"schema_policy":  "the sink gets the model's fields (unknown fields are dropped); drift is handled by the model's on_change",
 }
 
 var olcTopKeys = func() []string {
-	keys := append([]string{"model", "primary_key", "quality", "quarantine", "materialization", "transformations"}, olcDescriptive...)
+	keys := append([]string{"model", "primary_key", "natural_key", "quality", "quarantine", "materialization", "transformations"}, olcDescriptive...)
 	for k := range olcUnsupported {
 		keys = append(keys, k)
 	}
@@ -172,14 +172,16 @@ func (o *olcParser) fields(n *yaml.Node, path string, supported, descriptive []s
 func olcContract(d *decoder, n *yaml.Node, file string) *Contract {
 	o := &olcParser{d: d, c: &Contract{File: file, Format: FormatOLC, MaxBadRatio: 1}}
 	var quality, mat, model field
-	var pk []string
+	var pk, nk []string
 	hasModel := false
-	for _, g := range o.fields(n, "", []string{"model", "primary_key", "quality", "quarantine", "materialization", "transformations"}, olcDescriptive, olcUnsupported) {
+	for _, g := range o.fields(n, "", []string{"model", "primary_key", "natural_key", "quality", "quarantine", "materialization", "transformations"}, olcDescriptive, olcUnsupported) {
 		switch g.name {
 		case "model":
 			model, hasModel = g, true
 		case "primary_key":
 			pk = d.strs(g)
+		case "natural_key":
+			nk = d.strs(g)
 		case "quality":
 			quality = g
 		case "quarantine":
@@ -207,7 +209,7 @@ func olcContract(d *decoder, n *yaml.Node, file string) *Contract {
 		o.c.Columns[i].Required = o.c.Columns[i].Required && enforce
 	}
 	if mat.val != nil {
-		o.materialization(mat, pk)
+		o.materialization(mat, pk, nk)
 	} else if pk != nil {
 		o.c.Materialization = &Materialization{Key: pk}
 	}
@@ -686,7 +688,7 @@ func (o *olcParser) quarantine(g field) {
 }
 
 // materialization decodes materialization: and primary_key.
-func (o *olcParser) materialization(g field, pk []string) {
+func (o *olcParser) materialization(g field, pk, nk []string) {
 	m := &Materialization{Strategy: "append", Key: pk, Line: g.key.Line, Col: g.key.Column}
 	refused := map[string]string{
 		"partition_by":              "the sink's partitioning is its own",
@@ -704,15 +706,14 @@ func (o *olcParser) materialization(g field, pk []string) {
 		"table_properties":          "table properties are not passed through",
 		"compaction":                "no compaction settings",
 		"unknown_member":            "no unknown-member rows",
-		"scd2":                      "strategy scd2 is not supported",
+		"scd2":                      "",
 	}
-	for _, h := range o.fields(g.val, g.path, []string{"strategy", "merge_dedup_guard"}, nil, refused) {
+	delete(refused, "scd2")
+	var scd field
+	for _, h := range o.fields(g.val, g.path, []string{"strategy", "merge_dedup_guard", "scd2"}, nil, refused) {
 		switch h.name {
 		case "strategy":
 			m.Strategy = o.d.enum(h, "strategy", "append", "merge", "overwrite", "scd2")
-			if m.Strategy == "scd2" {
-				o.unsupported(h, "a slowly changing dimension (strategy: scd2) is not built; use merge for the current state")
-			}
 			if m.Strategy == "merge" && len(pk) == 0 {
 				o.d.fail(h.val, h.path, "strategy merge needs primary_key: (the columns that identify a row)")
 			}
@@ -720,7 +721,21 @@ func (o *olcParser) materialization(g field, pk []string) {
 			if !o.d.boolean(h) {
 				o.unsupported(h, "weir always keeps the last row of each key in a merge batch (merge_dedup_guard: false)")
 			}
+		case "scd2":
+			scd = h
 		}
+	}
+	switch {
+	case m.Strategy == "scd2" && scd.val == nil:
+		o.d.fail(g.key, g.path, "strategy scd2 needs scd2: {timestamp_field, effective_from, effective_to, current_flag, …}")
+	case m.Strategy == "scd2":
+		key := nk // the business key: natural_key, else primary_key
+		if len(key) == 0 {
+			key = pk
+		}
+		m.SCD2 = o.scd2(scd, key)
+	case scd.val != nil:
+		o.d.fail(scd.key, scd.path, "scd2: is used only by strategy: scd2")
 	}
 	o.c.Materialization = m
 }
@@ -728,4 +743,54 @@ func (o *olcParser) materialization(g field, pk []string) {
 // sqlIdent quotes an identifier for DuckDB (as runner/duck.Ident).
 func sqlIdent(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// scd2 decodes materialization.scd2 (both spellings OLC documents).
+func (o *olcParser) scd2(g field, keys []string) *SCD2 {
+	s := &SCD2{}
+	names := map[string]*string{
+		"timestamp_field": &s.Timestamp, "effective_from": &s.From, "effective_from_field": &s.From,
+		"effective_to": &s.To, "effective_to_field": &s.To, "current_flag": &s.Current, "current_flag_field": &s.Current,
+		"version_column": &s.Version, "effective_from_default": &s.FromDefault, "effective_to_default": &s.ToDefault,
+	}
+	allowed := []string{"business_key", "track_columns", "hash_columns"}
+	for k := range names {
+		allowed = append(allowed, k)
+	}
+	for _, h := range o.fields(g.val, g.path, allowed, nil, nil) {
+		switch h.name {
+		case "business_key":
+			s.BusinessKey = o.d.strs(h)
+		case "track_columns", "hash_columns":
+			s.Track = o.d.strs(h)
+		default:
+			*names[h.name] = o.d.str(h)
+		}
+	}
+	if len(s.BusinessKey) == 0 {
+		s.BusinessKey = keys
+	}
+	var missing []string
+	for name, v := range map[string]string{"business_key (or natural_key / primary_key)": strings.Join(s.BusinessKey, ""),
+		"timestamp_field": s.Timestamp, "effective_from": s.From, "effective_to": s.To, "current_flag": s.Current} {
+		if v == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		o.d.fail(g.key, g.path, "scd2 needs %s", strings.Join(missing, ", "))
+		return nil
+	}
+	return s
+}
+
+// Generated are the columns the scd2 materialization writes, which the
+// batch does not have.
+func (s *SCD2) Generated() []string {
+	out := []string{s.From, s.To, s.Current}
+	if s.Version != "" {
+		out = append(out, s.Version)
+	}
+	return out
 }

@@ -286,7 +286,7 @@ func (p *parser) olcTask(t *Task, f field, c *Contract) {
 	if mat == nil {
 		return
 	}
-	mode := map[string]string{"append": "append", "merge": "upsert", "overwrite": "replace"}[mat.Strategy]
+	mode := map[string]string{"append": "append", "merge": "upsert", "overwrite": "replace", "scd2": "upsert"}[mat.Strategy]
 	_, modeSet := t.at["model.mode"]
 	switch {
 	case mode == "":
@@ -294,6 +294,13 @@ func (p *parser) olcTask(t *Task, f field, c *Contract) {
 		p.d.fail(f.val, f.path, "contract %s: materialization.strategy %s means mode %s, but the model says mode: %s; remove one", c.File, mat.Strategy, mode, m.Mode)
 	default:
 		m.Mode = mode
+	}
+	if mat.SCD2 != nil { // one row per version: the business key and the version's start
+		if _, keySet := t.at["model.key"]; keySet {
+			p.d.fail(f.val, f.path, "contract %s: strategy scd2 keys the sink by its business key and %s; remove the model's key:", c.File, mat.SCD2.From)
+		}
+		m.Key = append(slices.Clone(mat.SCD2.BusinessKey), mat.SCD2.From)
+		return
 	}
 	if m.Mode == "upsert" && len(mat.Key) > 0 {
 		if _, keySet := t.at["model.key"]; keySet && !slices.Equal(m.Key, mat.Key) {

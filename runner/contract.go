@@ -80,6 +80,9 @@ func (run *modelRun) checkContract(ctx context.Context, c *dagfile.Contract, tex
 	if err := run.db.Exec(ctx, plan.checkSQL); err != nil {
 		return nil, routes.BadInput("contract of %s: %v", run.t.Name, err)
 	}
+	if m := c.Materialization; m != nil && m.SCD2 != nil {
+		plan.goodSQL = scd2SQL(c, plan.goodWhere)
+	}
 	chk := &checked{goodSQL: plan.goodSQL, badSQL: plan.badSQL, contract: c}
 	if err := run.countBad(ctx, chk); err != nil {
 		return nil, err
@@ -167,6 +170,7 @@ type contractPlan struct {
 	checkSQL   string   // CREATE TEMP TABLE _weir_checked: the typed output and its reasons
 	goodSQL    string   // the good rows, typed (the last of each key in the output's order, for an upsert)
 	datasetSQL string   // the good rows, before an upsert keeps the last of each key (dataset rules judge them)
+	goodWhere  string   // the condition of a good row of _weir_checked
 	badSQL     string   // the bad rows as the output had them, with their reasons
 	rules      []string // the rule of each _weir_r<i> column (type(col), required(col), a rule's label)
 }
@@ -248,21 +252,32 @@ func outputCols(c *dagfile.Contract, cols []string) []string {
 	if c.Format != dagfile.FormatOLC || len(c.Columns) == 0 {
 		return cols
 	}
-	out := make([]string, len(c.Columns))
-	for i, col := range c.Columns {
-		out[i] = col.Name
+	var out []string
+	for _, col := range c.Columns {
+		if !slices.Contains(generated(c), col.Name) {
+			out = append(out, col.Name)
+		}
 	}
 	return out
+}
+
+// generated are the columns an scd2 materialization writes (none else).
+func generated(c *dagfile.Contract) []string {
+	if m := c.Materialization; m != nil && m.SCD2 != nil {
+		return m.SCD2.Generated()
+	}
+	return nil
 }
 
 // setGood renders the good rows: every row of a source row none of whose
 // rows is bad (a post transformation may make several of one); with a
 // key, the last of each key. datasetSQL is the same rows before that.
 func (p *contractPlan) setGood(cols, key []string, post bool) {
-	p.datasetSQL = fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NULL", identList(cols), checkedTable, reasonColumn)
+	p.goodWhere = reasonColumn + " IS NULL"
 	if post {
-		p.datasetSQL += fmt.Sprintf(" AND %s NOT IN (SELECT %s FROM %s WHERE %s IS NOT NULL)", rowColumn, rowColumn, checkedTable, reasonColumn)
+		p.goodWhere += fmt.Sprintf(" AND %s NOT IN (SELECT %s FROM %s WHERE %s IS NOT NULL)", rowColumn, rowColumn, checkedTable, reasonColumn)
 	}
+	p.datasetSQL = fmt.Sprintf("SELECT %s FROM %s WHERE %s", identList(cols), checkedTable, p.goodWhere)
 	p.goodSQL = p.datasetSQL
 	if len(key) > 0 {
 		p.goodSQL += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1", identList(key), rowColumn)
@@ -406,7 +421,7 @@ func columnTypes(c *dagfile.Contract, cols []string, post bool) (map[string]stri
 	}
 	types := map[string]string{}
 	for _, col := range c.Columns {
-		if !have[col.Name] && post {
+		if !have[col.Name] && (post || slices.Contains(generated(c), col.Name)) {
 			continue
 		}
 		if !have[col.Name] {

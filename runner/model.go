@@ -210,7 +210,11 @@ func (run *modelRun) execute(ctx context.Context) error {
 		run.r.warnf("task %s: %s: the batch is held (on_missing: hold), nothing is committed and the next run reads it again", run.t.Name, why)
 		return nil
 	}
-	if err := run.loadThis(ctx, text); err != nil {
+	thisText := text
+	if c := run.t.Contract; c != nil && c.Materialization != nil && c.Materialization.SCD2 != nil {
+		thisText = "SELECT * FROM " + dagfile.ThisView // the dimension as it stands: its current versions
+	}
+	if err := run.loadThis(ctx, thisText); err != nil {
 		return err
 	}
 	c := run.t.Contract
@@ -270,7 +274,7 @@ func (run *modelRun) writeChecked(ctx context.Context, chk *checked) error {
 	if err := run.finishSink(ctx, stage, res); err != nil {
 		return err
 	}
-	if dup := chk.total - chk.bad - run.rep.RowsOut; run.mode == routes.ModeMerge && dup > 0 && !hasPost(chk.contract) {
+	if dup := chk.total - chk.bad - run.rep.RowsOut; run.mode == routes.ModeMerge && dup > 0 && !hasPost(chk.contract) && generated(chk.contract) == nil {
 		run.r.warnf("task %s: %d rows of the batch repeat a key (%s) of a later row: the last row of each key, in the SQL's order, was written", run.t.Name, dup, strings.Join(run.m.Key, ", "))
 	}
 	return nil

@@ -353,3 +353,84 @@ func lessEq(a, b string, strict bool) bool {
 	}
 	return x <= y
 }
+
+// scd2SQL renders the rows an scd2 materialization upserts (keyed by the
+// business key and effective_from) for the good rows of _weir_checked
+// (where): per business key, the batch's latest row (by timestamp_field,
+// then the output's order) opens a new version when the key has no
+// current version in this (the sink) or a tracked column changed: its
+// effective_from is timestamp_field (effective_from_default for a key's
+// first version, when given), effective_to effective_to_default (else
+// NULL), current true, version the previous one + 1; the previous
+// current version is written again closed: effective_to = the new
+// version's timestamp_field, current false. An unchanged key writes
+// nothing.
+func scd2SQL(c *dagfile.Contract, where string) string {
+	s := c.Materialization.SCD2
+	types := contractTypes(c)
+	id := duck.Ident
+	as := func(expr, col string) string {
+		if t := types[col]; t != "" {
+			expr = fmt.Sprintf("CAST(%s AS %s)", expr, t)
+		}
+		return expr + " AS " + id(col)
+	}
+	var fields, all []string
+	for _, col := range c.Columns {
+		all = append(all, id(col.Name))
+		if !slices.Contains(s.Generated(), col.Name) {
+			fields = append(fields, col.Name)
+		}
+	}
+	track := s.Track
+	if len(track) == 0 {
+		for _, f := range fields {
+			if !slices.Contains(s.BusinessKey, f) && f != s.Timestamp {
+				track = append(track, f)
+			}
+		}
+	}
+	var on, changed, gFields, cFields []string
+	for _, k := range s.BusinessKey {
+		on = append(on, fmt.Sprintf("a.%s = b.%s", id(k), id(k)))
+	}
+	for _, t := range track {
+		changed = append(changed, fmt.Sprintf("g.%s IS DISTINCT FROM c.%s", id(t), id(t)))
+	}
+	if len(changed) == 0 {
+		changed = []string{"false"}
+	}
+	for _, f := range fields {
+		gFields = append(gFields, "g."+id(f))
+		cFields = append(cFields, "c."+id(f))
+	}
+	lit := func(v string) string {
+		if v == "" {
+			return "NULL"
+		}
+		return duck.Literal(v)
+	}
+	ts := id(s.Timestamp)
+	from := "g." + ts
+	if s.FromDefault != "" {
+		from = fmt.Sprintf("CASE WHEN g._weir_has IS NULL THEN %s ELSE g.%s END", lit(s.FromDefault), ts)
+	}
+	open := []string{strings.Join(gFields, ", "), as(from, s.From), as(lit(s.ToDefault), s.To), as("true", s.Current)}
+	closed := []string{strings.Join(cFields, ", "), "c." + id(s.From), as("g."+ts, s.To), as("false", s.Current)}
+	oldV := ""
+	if s.Version != "" {
+		oldV = ", c." + id(s.Version) + " AS _weir_oldv"
+		open = append(open, as("coalesce(g._weir_oldv, 0) + 1", s.Version))
+		closed = append(closed, "c."+id(s.Version))
+	}
+	onGC := strings.NewReplacer("a.", "g.", "b.", "c.").Replace(strings.Join(on, " AND "))
+	return fmt.Sprintf(`WITH _weir_g AS (SELECT * FROM %[1]s WHERE %[2]s QUALIFY row_number() OVER (PARTITION BY %[3]s ORDER BY %[4]s DESC NULLS LAST, %[5]s DESC) = 1),
+_weir_c AS (SELECT *, true AS _weir_has FROM %[6]s WHERE coalesce(%[7]s, false)),
+_weir_ch AS (SELECT g.*, c._weir_has%[8]s FROM _weir_g g LEFT JOIN _weir_c c ON %[9]s WHERE c._weir_has IS NULL OR %[10]s)
+SELECT %[11]s FROM (
+SELECT %[12]s FROM _weir_ch g
+UNION ALL BY NAME
+SELECT %[13]s FROM _weir_c c JOIN _weir_ch g ON %[9]s)`,
+		checkedTable, where, identList(s.BusinessKey), ts, rowColumn, id(dagfile.ThisView), id(s.Current),
+		oldV, onGC, strings.Join(changed, " OR "), strings.Join(all, ", "), strings.Join(open, ", "), strings.Join(closed, ", "))
+}

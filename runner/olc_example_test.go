@@ -30,10 +30,13 @@ func copyExample(t *testing.T, name string, files ...string) string {
 // OLC contract with pre and post transformations, row rules (one row
 // breaking two is quarantined once, attributed to both; a value that does
 // not cast has the one reason type()), a dataset unique rule that fails
-// without quarantining, and merge on primary_key. A second pass with a
-// later version of an order and a new order merges them.
+// without quarantining, and merge on primary_key; and an scd2 customer
+// dimension. A second pass with a later version of an order and a new
+// order merges them; a changed customer opens a version and closes the
+// old one, an unchanged one writes nothing, a new one gets its first.
 func TestOLCExample(t *testing.T) {
-	path := copyExample(t, "olc", "weir.yaml", "data/orders.csv", "data/customers.csv", "contracts/orders.olc.yaml")
+	path := copyExample(t, "olc", "weir.yaml", "data/orders.csv", "data/customers.csv", "data/customer_changes.csv",
+		"contracts/orders.olc.yaml", "contracts/dim_customer.olc.yaml")
 	r, err := Load(path, Options{Log: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +45,14 @@ func TestOLCExample(t *testing.T) {
 	if m := r.file.Task("silver_orders").Model; m.Mode != "upsert" || !slices.Equal(m.Key, []string{"order_id"}) {
 		t.Fatalf("materialization merge on [order_id] did not make the model upsert on it: mode %s key %v", m.Mode, m.Key)
 	}
-	silver := pass(t, r)["silver_orders"]
+	if m := r.file.Task("dim_customer").Model; m.Mode != "upsert" || !slices.Equal(m.Key, []string{"customer_id", "valid_from"}) {
+		t.Fatalf("scd2 did not make the model upsert on [customer_id valid_from]: mode %s key %v", m.Mode, m.Key)
+	}
+	reps := pass(t, r)
+	silver := reps["silver_orders"]
+	if dim := reps["dim_customer"]; dim.RowsOut != 3 {
+		t.Fatalf("dim_customer: %+v", dim)
+	}
 	c := silver.Contract
 	if silver.Quarantined != 4 || silver.RowsOut != 4 || c == nil || c.Checked != 8 || c.Broken != 4 {
 		t.Fatalf("silver_orders: %+v contract %+v", silver, c)
@@ -84,10 +94,32 @@ func TestOLCExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	changes, err := os.OpenFile(filepath.Join(filepath.Dir(path), "data", "customer_changes.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// customer 2 changes segment, 3 repeats its segment (no new version), 4 is new
+	changes.WriteString("4,2,gold,2024-03-01 00:00:00\n5,3,bronze,2024-03-01 00:00:00\n6,4,silver,2024-03-01 00:00:00\n")
+	changes.Close()
 	f.WriteString("9,3,3,PAID,900.00,2024-01-02 12:00:00,2024-01-04 12:00:00,\"{\"\"channel\"\": \"\"web\"\"}\"\n" +
 		"10,9,1,paid,75.00,2024-01-05 10:00:00,2024-01-06 10:00:00,\"{\"\"channel\"\": \"\"app\"\"}\"\n")
 	f.Close()
-	silver = pass(t, r)["silver_orders"]
+	reps = pass(t, r)
+	if dim := reps["dim_customer"]; dim.RowsOut != 3 || dim.RowsIn != 3 {
+		t.Fatalf("dim_customer, second pass: %+v", dim)
+	}
+	// customer_id, segment, updated_at, is_current, valid_from, valid_to
+	wantDim := []string{
+		`1,gold,2024-01-01T00:00:00,true,2024-01-01T00:00:00,(null)`,
+		`2,gold,2024-03-01T00:00:00,true,2024-03-01T00:00:00,(null)`,
+		`2,silver,2024-01-01T00:00:00,false,2024-01-01T00:00:00,2024-03-01T00:00:00`,
+		`3,bronze,2024-01-01T00:00:00,true,2024-01-01T00:00:00,(null)`,
+		`4,silver,2024-03-01T00:00:00,true,2024-03-01T00:00:00,(null)`,
+	}
+	if got := lakeRows(t, r, "silver.dim_customer"); !slices.Equal(sorted(got), wantDim) {
+		t.Fatalf("silver.dim_customer:\n%s\nwant:\n%s", strings.Join(sorted(got), "\n"), strings.Join(wantDim, "\n"))
+	}
+	silver = reps["silver_orders"]
 	if silver.RowsOut != 2 || silver.Quarantined != 0 || len(silver.Contract.Rules) != 0 || !silver.Contract.Passed {
 		t.Fatalf("second pass: %+v contract %+v", silver, silver.Contract)
 	}
@@ -127,4 +159,10 @@ func mapsEqualS(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+func sorted(rows []string) []string {
+	out := slices.Clone(rows)
+	slices.Sort(out)
+	return out
 }

@@ -12,7 +12,7 @@ import (
 func copyOLCExample(t *testing.T) string {
 	t.Helper()
 	src, dst := filepath.Join("..", "..", "examples", "olc"), t.TempDir()
-	for _, f := range []string{"weir.yaml", "scd2.weir.yaml", "data/orders.csv", "data/customers.csv",
+	for _, f := range []string{"weir.yaml", "data/orders.csv", "data/customers.csv", "data/customer_changes.csv",
 		"contracts/orders.olc.yaml", "contracts/dim_customer.olc.yaml"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
@@ -29,15 +29,14 @@ func copyOLCExample(t *testing.T) string {
 // TestOLCExampleCmd: examples/olc passes weir lint (its OLC rules bound
 // in DuckDB), and weir once runs it: the silver report carries the
 // per-rule counts (contract.rules) and the dataset rules' outcomes
-// (contract.dataset_rules). Its scd2 dimension is refused by lint (OLC-001
-// at the key's file:line) and by once (exit 2) before a row moves.
+// (contract.dataset_rules).
 func TestOLCExampleCmd(t *testing.T) {
 	dir := copyOLCExample(t)
 	path := filepath.Join(dir, "weir.yaml")
 	if code, out := runCmd(t, "lint", "-f", path); code != ExitOK || !strings.Contains(out, "0 errors, 0 warnings") {
 		t.Fatalf("lint exited %d:\n%s", code, out)
 	}
-	for _, task := range []string{"bronze_orders", "bronze_customers"} {
+	for _, task := range []string{"bronze_orders", "bronze_customers", "bronze_customer_changes", "dim_customer"} {
 		if code, _ := runCmd(t, "once", "--task", task, "-f", path); code != ExitOK {
 			t.Fatalf("once %s exited %d", task, code)
 		}
@@ -68,16 +67,6 @@ func TestOLCExampleCmd(t *testing.T) {
 		t.Fatalf("report: %s", out)
 	}
 
-	scd2 := filepath.Join(dir, "scd2.weir.yaml")
-	code, out = runCmd(t, "lint", "-f", scd2)
-	contract := filepath.Join(dir, "contracts", "dim_customer.olc.yaml")
-	if code != 1 || !strings.Contains(out, contract+":17:3: error OLC-001: materialization.strategy:") ||
-		!strings.Contains(out, contract+":18:3: error OLC-001: materialization.scd2:") {
-		t.Fatalf("lint of the scd2 dimension exited %d:\n%s", code, out)
-	}
-	if code, _ := runCmd(t, "once", "--task", "dim_customer", "-f", scd2); code != ExitBadInput {
-		t.Fatalf("once of the scd2 dimension exited %d, want %d", code, ExitBadInput)
-	}
 }
 
 // TestLintCmd_OLC: weir lint checks an OLC contract at file:line:col:
