@@ -384,7 +384,7 @@ func (o *olcParser) rowRule(item field) {
 	if len(body) != 1 {
 		if item.val.Kind == yaml.MappingNode && len(body) > 1 {
 			o.d.fail(item.val, item.path, "a row rule has one of %s: found %s", strings.Join(rowShorthands, ", "), fieldNames(body))
-		} else if item.val.Kind == yaml.MappingNode {
+		} else if item.val.Kind == yaml.MappingNode && onlyKeys(item.val, ruleMeta) { // (a refused or unknown key is reported already)
 			o.d.fail(item.val, item.path, "a row rule needs sql: (with name:) or one of %s", strings.Join(rowShorthands[1:], ", "))
 		}
 		return
@@ -793,4 +793,14 @@ func (s *SCD2) Generated() []string {
 		out = append(out, s.Version)
 	}
 	return out
+}
+
+// onlyKeys reports whether every key of mapping n is one of keys.
+func onlyKeys(n *yaml.Node, keys []string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if !slices.Contains(keys, n.Content[i].Value) {
+			return false
+		}
+	}
+	return true
 }

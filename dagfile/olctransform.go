@@ -56,7 +56,7 @@ func (o *olcParser) transform(item field) (Transform, bool) {
 	if len(ops) != 1 {
 		if item.val.Kind == yaml.MappingNode && len(ops) > 1 {
 			o.d.fail(item.val, item.path, "a transformation has one op: found %s", fieldNames(ops))
-		} else if item.val.Kind == yaml.MappingNode && len(item.val.Content) == 2*phaseKeys(item.val) {
+		} else if item.val.Kind == yaml.MappingNode && onlyKeys(item.val, []string{"phase"}) {
 			// (an op refused or unknown is reported already)
 			o.d.fail(item.val, item.path, "a transformation needs an op (select, rename, derive, …)")
 		}
@@ -314,15 +314,4 @@ func (l Literal) sql() string {
 		return "'" + strings.ReplaceAll(l.Text, "'", "''") + "'"
 	}
 	return l.Text
-}
-
-// phaseKeys counts the phase: keys of a mapping (0 or 1).
-func phaseKeys(n *yaml.Node) int {
-	k := 0
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "phase" {
-			k++
-		}
-	}
-	return k
 }
