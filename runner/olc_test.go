@@ -265,3 +265,17 @@ tasks:
 		}
 	}
 }
+
+// TestOLC_FailOnQuarantine: quarantine.fail_on_quarantine fails the run on
+// one bad row (max_bad_ratio 0), before anything is written.
+func TestOLC_FailOnQuarantine(t *testing.T) {
+	contract := olcHead + "model:\n  fields: [{name: id, type: integer, min: 0}]\nquarantine: {fail_on_quarantine: %s}\n"
+	input := "{\"id\": 1}\n{\"id\": -1}\n{\"id\": 2}\n"
+	if _, bad, _, err := olcRun(t, strings.Replace(contract, "%s", "false", 1), input, nil); err != nil || len(bad) != 1 {
+		t.Fatalf("fail_on_quarantine false: %v, %d bad", err, len(bad))
+	}
+	_, _, _, err := olcRun(t, strings.Replace(contract, "%s", "true", 1), input, nil)
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 rows") || !strings.Contains(err.Error(), "above max_bad_ratio 0") {
+		t.Fatalf("fail_on_quarantine true: %v", err)
+	}
+}
