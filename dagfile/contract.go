@@ -1,7 +1,9 @@
 package dagfile
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,6 +19,33 @@ type Contract struct {
 	Columns     []Column
 	Rules       []ContractRule
 	MaxBadRatio float64 // 0..1; 1 (the default) never fails the task
+
+	// From an Open Lakehouse Contract (Format FormatOLC, dagfile/olc.go):
+	Format             string           // FormatWeir or FormatOLC
+	Transforms         []Transform      // in order; Post: after the good/bad split
+	DatasetRules       []DatasetRule    // judged over the good rows, never quarantine
+	FailOnDatasetError bool             // a failed error-severity dataset rule fails the run
+	Materialization    *Materialization // the sink's strategy and key, applied to the model
+}
+
+// The contract formats.
+const (
+	FormatWeir = "weir"
+	FormatOLC  = "olc"
+)
+
+// Pre and Post split the transformations by phase, in order.
+func (c *Contract) Pre() []Transform  { return c.phase(false) }
+func (c *Contract) Post() []Transform { return c.phase(true) }
+
+func (c *Contract) phase(post bool) []Transform {
+	var out []Transform
+	for _, t := range c.Transforms {
+		if t.Post == post {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Column is a column the output must have.
@@ -69,12 +98,13 @@ type ContractRule struct {
 	Name       string   // optional label, used in _weir_reason (default: the kind and column)
 	Columns    []string // not_null, unique
 	NullsEqual bool     // unique with nulls_distinct: false: NULL keys are duplicates of each other
-	Column     string   // accepted_values, range, regex
+	Column     string   // accepted_values, range, regex; an sql rule of one column (OLC shorthands compiled to sql)
 	Values     []string // accepted_values
 	Min        string   // range lower bound as written ("" when open); a number or a literal
 	Max        string   // range upper bound as written ("" when open)
 	Pattern    string   // regex
 	SQL        string   // sql: true for a good row
+	Post       bool     // OLC phase: post — judged after the post transformations
 	Line       int      // position of the rule in its file
 	Col        int
 }
@@ -102,12 +132,15 @@ func (p *parser) contract(f field) *Contract {
 		p.d.fail(f.val, f.path, "contract file %s is not a YAML mapping: %v", path, err)
 		return nil
 	}
+	if IsOLC(path) {
+		return olcContract(sub, doc.Content[0], path)
+	}
 	return p.contractBody(sub, doc.Content[0], "", path)
 }
 
 // contractBody decodes the columns, rules and max_bad_ratio of a contract.
 func (p *parser) contractBody(d *decoder, n *yaml.Node, path, file string) *Contract {
-	c := &Contract{File: file, MaxBadRatio: 1}
+	c := &Contract{File: file, MaxBadRatio: 1, Format: FormatWeir}
 	for _, g := range d.fields(n, path, contractKeys) {
 		switch g.name {
 		case "columns":
@@ -308,4 +341,29 @@ func fieldNames(fs []field) string {
 		names[i] = f.name
 	}
 	return strings.Join(names, " and ")
+}
+
+// LoadContract reads one contract file (weir's format, or OLC when it is
+// named *.olc.yaml) on its own, as a task's contract: would read it.
+func LoadContract(path string) (*Contract, error) {
+	p := &parser{f: &File{Path: path, Dir: filepath.Dir(path)}}
+	p.d = decoder{file: path, errs: &p.errs}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil, fmt.Errorf("contract file %s is not a YAML mapping: %v", path, err)
+	}
+	var c *Contract
+	if IsOLC(path) {
+		c = olcContract(&p.d, doc.Content[0], path)
+	} else {
+		c = p.contractBody(&p.d, doc.Content[0], "", path)
+	}
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	return c, nil
 }

@@ -57,6 +57,7 @@ var Rules = []RuleInfo{
 	{RuleStreamNoCursor, SeverityWarning, "a WebSocket source without cursor: at-least-once within one connection only"},
 	{RuleContractBind, SeverityError, "a contract type name or rule that DuckDB cannot parse or bind (checked by weir lint, which links DuckDB)"},
 	{RuleContractUnbound, SeverityWarning, "a contract rule reads a column its columns: do not list, so lint cannot bind it"},
+	{RuleOLCUnsupported, SeverityError, "an Open Lakehouse Contract (*.olc.yaml) uses an element weir does not implement (docs/contracts.md)"},
 	{RulePodLocalFiles, SeverityWarning, "with deploy: (pods), a task whose connections are local files (file://, an Iceberg SQLite catalog or file warehouse) and no volume is mounted"},
 	{RuleEnvNeeds, SeverityInfo, "with --env-from: the variables a task's pod must be given, all present"},
 	{RuleEnvMissing, SeverityError, "with --env-from: a variable a task needs is not provided"},

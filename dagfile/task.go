@@ -247,6 +247,67 @@ func (p *parser) taskContract(t *Task, f field) {
 		return
 	}
 	t.Contract = p.contract(f)
+	if c := t.Contract; c != nil && c.Format == FormatOLC {
+		p.olcTask(t, f, c)
+	}
+}
+
+// olcTask applies an OLC contract's materialization to its model, and
+// refuses what a stream task cannot do with one.
+func (p *parser) olcTask(t *Task, f field, c *Contract) {
+	at := pos{f.val.Line, f.val.Column}
+	if t.Kind == KindStream {
+		if len(c.Transforms) > 0 {
+			p.d.failAt(at, f.path, RuleOLCUnsupported, "contract %s: transformations are supported on model tasks only (a stream's events are flattened, checked and written as they come); transform in a model reading the stream's sink", c.File)
+		}
+		if len(c.DatasetRules) > 0 {
+			p.d.failAt(at, f.path, RuleOLCUnsupported, "contract %s: dataset_rules are supported on model tasks only (a stream has no whole dataset); check them in a model reading the stream's sink", c.File)
+		}
+		for _, r := range c.Rules {
+			if r.Post {
+				p.d.failAt(pos{r.Line, r.Col}, f.path, RuleOLCUnsupported, "contract %s: a phase post rule is supported on model tasks only (a stream has no post transformations)", c.File)
+			}
+		}
+		if c.Materialization != nil && c.Materialization.Strategy != "" {
+			p.d.failAt(at, f.path, RuleOLCUnsupported, "contract %s: materialization is supported on model tasks only; a stream's mode: decides how it writes", c.File)
+		}
+		return
+	}
+	m, mat := t.Model, c.Materialization
+	if m == nil {
+		return
+	}
+	for _, tr := range c.Transforms {
+		if tr.Reference != "" && !slices.Contains(m.Lookup, tr.Reference) {
+			p.d.failAt(pos{tr.Line, tr.Col}, f.path, RuleFormat, "contract %s: %s reference %q is not a lookup of the model: add it to the model's sources: and lookup: (a reference table is read whole each run)%s",
+				c.File, tr.Op, tr.Reference, didYouMean(tr.Reference, m.Lookup))
+		}
+	}
+	if mat == nil {
+		return
+	}
+	mode := map[string]string{"append": "append", "merge": "upsert", "overwrite": "replace", "scd2": "upsert"}[mat.Strategy]
+	_, modeSet := t.at["model.mode"]
+	switch {
+	case mode == "":
+	case modeSet && m.Mode != mode:
+		p.d.fail(f.val, f.path, "contract %s: materialization.strategy %s means mode %s, but the model says mode: %s; remove one", c.File, mat.Strategy, mode, m.Mode)
+	default:
+		m.Mode = mode
+	}
+	if mat.SCD2 != nil { // one row per version: the business key and the version's start
+		if _, keySet := t.at["model.key"]; keySet {
+			p.d.fail(f.val, f.path, "contract %s: strategy scd2 keys the sink by its business key and %s; remove the model's key:", c.File, mat.SCD2.From)
+		}
+		m.Key = append(slices.Clone(mat.SCD2.BusinessKey), mat.SCD2.From)
+		return
+	}
+	if m.Mode == "upsert" && len(mat.Key) > 0 {
+		if _, keySet := t.at["model.key"]; keySet && !slices.Equal(m.Key, mat.Key) {
+			p.d.fail(f.val, f.path, "contract %s: primary_key [%s] differs from the model's key: [%s]; remove one", c.File, strings.Join(mat.Key, ", "), strings.Join(m.Key, ", "))
+		}
+		m.Key = mat.Key
+	}
 }
 
 // sub decodes the fields of a kind mapping, recording their positions.

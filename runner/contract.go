@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,23 +31,32 @@ const (
 	reasonColumn = "_weir_reason"
 	runColumn    = "_weir_run"
 	rowColumn    = "_weir_row" // the row's place in _weir_out (its rowid)
+	stageTable   = "_weir_a"   // a post-phase check: the typed output judged by the pre rules
+	preColumn    = "_weir_p"   // in _weir_a: the pre rules' reasons
 )
 
 // checkColumn matches the names of the check's own columns, which an
 // output column must not take (it would be read as the check's, or make
 // the quarantine table's schema invalid).
-var checkColumn = regexp.MustCompile(`^(` + reasonColumn + `|` + runColumn + `|` + rowColumn + `|_weir_[rt][0-9]+)$`)
+var checkColumn = regexp.MustCompile(`^(` + reasonColumn + `|` + runColumn + `|` + rowColumn + `|` + stageTable + `|` + preColumn + `|_weir_[rtu][0-9]+)$`)
 
 // checked is the outcome of a contract check.
 type checked struct {
 	total, bad int64
 	goodSQL    string // the rows for the sink
 	badSQL     string // the rows for the quarantine table
+	contract   *dagfile.Contract
 }
 
 // checkContract materializes the SQL's result, marks the rows that break
 // the contract, and fails when their share is above max_bad_ratio.
 func (run *modelRun) checkContract(ctx context.Context, c *dagfile.Contract, text string) (*checked, error) {
+	if pre := c.Pre(); len(pre) > 0 {
+		var err error
+		if text, err = compileChain(text, pre, false, contractTypes(c), dbCols(ctx, run.db)); err != nil {
+			return nil, routes.BadInput("contract of %s: %v", run.t.Name, err)
+		}
+	}
 	if err := run.db.Exec(ctx, fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS %s", outTable, text)); err != nil {
 		return nil, routes.BadInput("model %s: %v", run.t.Name, err)
 	}
@@ -58,14 +68,22 @@ func (run *modelRun) checkContract(ctx context.Context, c *dagfile.Contract, tex
 	for i, f := range schema.Fields() {
 		cols[i] = f.Name
 	}
-	plan, err := contractSQL(c, cols, run.rep.RunID, run.sinkKey())
-	if err != nil {
+	var plan contractPlan
+	if hasPost(c) {
+		plan, err = postPlan(ctx, run.db, c, cols, run.rep.RunID, run.sinkKey())
+		if err != nil {
+			return nil, routes.BadInput("contract of %s: %v", run.t.Name, err)
+		}
+	} else if plan, err = contractSQL(c, cols, run.rep.RunID, run.sinkKey()); err != nil {
 		return nil, fmt.Errorf("contract of %s: %w", run.t.Name, err)
 	}
 	if err := run.db.Exec(ctx, plan.checkSQL); err != nil {
 		return nil, routes.BadInput("contract of %s: %v", run.t.Name, err)
 	}
-	chk := &checked{goodSQL: plan.goodSQL, badSQL: plan.badSQL}
+	if m := c.Materialization; m != nil && m.SCD2 != nil {
+		plan.goodSQL = scd2SQL(c, plan.goodWhere)
+	}
+	chk := &checked{goodSQL: plan.goodSQL, badSQL: plan.badSQL, contract: c}
 	if err := run.countBad(ctx, chk); err != nil {
 		return nil, err
 	}
@@ -73,12 +91,56 @@ func (run *modelRun) checkContract(ctx context.Context, c *dagfile.Contract, tex
 		if err := noteContract(ctx, run.db, c, plan, "", run.rep, chk.total, chk.bad); err != nil {
 			return nil, err
 		}
+		if err := run.judgeDataset(ctx, c, plan); err != nil {
+			return nil, err
+		}
 	}
 	return chk, run.checkRatio(ctx, c, chk)
 }
 
+// contractTypes maps the contract's columns to their types.
+func contractTypes(c *dagfile.Contract) map[string]string {
+	out := map[string]string{}
+	for _, col := range c.Columns {
+		out[col.Name] = col.Type
+	}
+	return out
+}
+
+// judgeDataset judges the dataset rules over the good rows: a failure is
+// reported (contract.dataset_rules, passed false) and warned about; it
+// fails the run, before anything is written, only with
+// fail_pipeline_on_dataset_error and severity error. No row is quarantined.
+func (run *modelRun) judgeDataset(ctx context.Context, c *dagfile.Contract, plan contractPlan) error {
+	if len(c.DatasetRules) == 0 {
+		return nil
+	}
+	outs, err := datasetRules(ctx, run.db, c, plan.datasetSQL)
+	if err != nil {
+		return routes.BadInput("contract of %s: %v", run.t.Name, err)
+	}
+	res := run.rep.Contract
+	var failed []string
+	for _, o := range outs {
+		res.DatasetRules = append(res.DatasetRules, o)
+		if !o.Passed {
+			run.r.warnf("task %s: dataset rule %s failed (%s, value %s)", run.t.Name, o.Name, o.Severity, o.Value)
+			if o.Severity == "error" {
+				res.Passed = false
+				failed = append(failed, fmt.Sprintf("%s (value %s)", o.Name, o.Value))
+			}
+		}
+	}
+	if len(failed) > 0 && c.FailOnDatasetError {
+		return fmt.Errorf("contract of %s: dataset rules failed: %s (fail_pipeline_on_dataset_error); nothing was committed", run.t.Name, strings.Join(failed, ", "))
+	}
+	return nil
+}
+
 func (run *modelRun) countBad(ctx context.Context, chk *checked) error {
-	q := fmt.Sprintf("SELECT count(*), count(%s) FROM %s", reasonColumn, checkedTable)
+	// A post transformation may make several rows of one output row (or
+	// none): rows are counted as the output had them.
+	q := fmt.Sprintf("SELECT (SELECT count(*) FROM %s), count(DISTINCT %s) FILTER (WHERE %s IS NOT NULL) FROM %s", outTable, rowColumn, reasonColumn, checkedTable)
 	return run.db.QueryRow(ctx, q, &chk.total, &chk.bad)
 }
 
@@ -105,10 +167,12 @@ func (run *modelRun) topReasons(ctx context.Context) string {
 
 // contractPlan is the SQL of one contract check.
 type contractPlan struct {
-	checkSQL string   // CREATE TEMP TABLE _weir_checked: the typed output and its reasons
-	goodSQL  string   // the good rows, typed (the last of each key in the output's order, for an upsert)
-	badSQL   string   // the bad rows as the output had them, with their reasons
-	rules    []string // the rule of each _weir_r<i> column (type(col), required(col), a rule's label)
+	checkSQL   string   // CREATE TEMP TABLE _weir_checked: the typed output and its reasons
+	goodSQL    string   // the good rows, typed (the last of each key in the output's order, for an upsert)
+	datasetSQL string   // the good rows, before an upsert keeps the last of each key (dataset rules judge them)
+	goodWhere  string   // the condition of a good row of _weir_checked
+	badSQL     string   // the bad rows as the output had them, with their reasons
+	rules      []string // the rule of each _weir_r<i> column (type(col), required(col), a rule's label)
 }
 
 // check is one check of a contract: a CASE expression that is its label
@@ -119,34 +183,26 @@ type check struct{ expr, rule string }
 // contractSQL renders the check of contract c over an output with columns
 // cols; runID fills _weir_run. With a key, the good rows are the last of
 // each key in the output's order (an upsert batch must not repeat a key).
+// A contract with post transformations or post rules (OLC) is planned by
+// postPlan instead, which needs the engine.
 func contractSQL(c *dagfile.Contract, cols []string, runID string, key []string) (contractPlan, error) {
-	types, err := columnTypes(c, cols)
+	if hasPost(c) {
+		return contractPlan{}, fmt.Errorf("the contract has post transformations or rules, which only a model task runs")
+	}
+	types, err := columnTypes(c, cols, false)
 	if err != nil {
 		return contractPlan{}, err
 	}
-	ty := newTyping(c, types)
-	checks := ty.columnChecks(c)
+	ty := newTyping(c, types, "_weir_t")
+	checks := ty.columnChecks(c, cols)
 	for _, r := range c.Rules {
 		checks = append(checks, ty.ruleChecks(r)...)
 	}
 	plan := contractPlan{}
-	sel, reasons := []string{"*"}, []string{}
-	for i, ch := range checks {
-		name := fmt.Sprintf("_weir_r%d", i)
-		sel = append(sel, ch.expr+" AS "+name)
-		reasons = append(reasons, name)
-		plan.rules = append(plan.rules, ch.rule)
-	}
-	reason := "NULL::VARCHAR"
-	if len(reasons) > 0 {
-		reason = "NULLIF(concat_ws('; ', " + strings.Join(reasons, ", ") + "), '')"
-	}
+	sel, reasons := checkSelect(checks, 0, &plan)
 	plan.checkSQL = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, %s AS %s FROM (SELECT %s FROM (%s))",
-		checkedTable, reason, reasonColumn, strings.Join(sel, ", "), ty.typedSQL())
-	plan.goodSQL = fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NULL", identList(cols), checkedTable, reasonColumn)
-	if len(key) > 0 {
-		plan.goodSQL += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1", identList(key), rowColumn)
-	}
+		checkedTable, reasonOf(reasons), reasonColumn, strings.Join(sel, ", "), ty.typedSQL())
+	plan.setGood(outputCols(c, cols), key, false)
 	raw := make([]string, len(cols))
 	for i, col := range cols {
 		raw[i] = "o." + duck.Ident(col)
@@ -154,6 +210,171 @@ func contractSQL(c *dagfile.Contract, cols []string, runID string, key []string)
 	plan.badSQL = fmt.Sprintf("SELECT %s, k.%s, %s AS %s FROM %s k JOIN %s o ON o.rowid = k.%s WHERE k.%s IS NOT NULL ORDER BY k.%s",
 		strings.Join(raw, ", "), reasonColumn, duck.Literal(runID), runColumn, checkedTable, outTable, rowColumn, reasonColumn, rowColumn)
 	return plan, nil
+}
+
+// hasPost: the contract has a post phase (OLC post transformations or
+// rules, judged after the good/bad split).
+func hasPost(c *dagfile.Contract) bool {
+	if len(c.Post()) > 0 {
+		return true
+	}
+	for _, r := range c.Rules {
+		if r.Post {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSelect names the checks _weir_r<first+i> and records their rules.
+func checkSelect(checks []check, first int, plan *contractPlan) (sel, names []string) {
+	sel = []string{"*"}
+	for i, ch := range checks {
+		name := fmt.Sprintf("_weir_r%d", first+i)
+		sel = append(sel, ch.expr+" AS "+name)
+		names = append(names, name)
+		plan.rules = append(plan.rules, ch.rule)
+	}
+	return sel, names
+}
+
+// reasonOf joins the labels of the check columns: NULL for a good row.
+func reasonOf(cols []string) string {
+	if len(cols) == 0 {
+		return "NULL::VARCHAR"
+	}
+	return "NULLIF(concat_ws('; ', " + strings.Join(cols, ", ") + "), '')"
+}
+
+// outputCols are the sink's columns: an OLC contract's model fields, in
+// its order (the declared shape); else the output's columns.
+func outputCols(c *dagfile.Contract, cols []string) []string {
+	if c.Format != dagfile.FormatOLC || len(c.Columns) == 0 {
+		return cols
+	}
+	var out []string
+	for _, col := range c.Columns {
+		if !slices.Contains(generated(c), col.Name) {
+			out = append(out, col.Name)
+		}
+	}
+	return out
+}
+
+// generated are the columns an scd2 materialization writes (none else).
+func generated(c *dagfile.Contract) []string {
+	if m := c.Materialization; m != nil && m.SCD2 != nil {
+		return m.SCD2.Generated()
+	}
+	return nil
+}
+
+// setGood renders the good rows: every row of a source row none of whose
+// rows is bad (a post transformation may make several of one); with a
+// key, the last of each key. datasetSQL is the same rows before that.
+func (p *contractPlan) setGood(cols, key []string, post bool) {
+	p.goodWhere = reasonColumn + " IS NULL"
+	if post {
+		p.goodWhere += fmt.Sprintf(" AND %s NOT IN (SELECT %s FROM %s WHERE %s IS NOT NULL)", rowColumn, rowColumn, checkedTable, reasonColumn)
+	}
+	p.datasetSQL = fmt.Sprintf("SELECT %s FROM %s WHERE %s", identList(cols), checkedTable, p.goodWhere)
+	p.goodSQL = p.datasetSQL
+	if len(key) > 0 {
+		p.goodSQL += fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1", identList(key), rowColumn)
+	}
+}
+
+// postPlan checks a contract with a post phase, in OLC's order: the
+// output (after the pre transformations) is typed and judged by the pre
+// rules into _weir_a (_weir_p: the pre reasons); the post transformations
+// run over the rows that passed; their result is typed again to the
+// contract's types and judged by the post rules. A bad row of either
+// phase is quarantined once, as the output had it, with every reason.
+func postPlan(ctx context.Context, db *duck.DB, c *dagfile.Contract, cols []string, runID string, key []string) (contractPlan, error) {
+	types, err := columnTypes(c, cols, true)
+	if err != nil {
+		return contractPlan{}, err
+	}
+	plan := contractPlan{}
+	ty := newTyping(c, types, "_weir_t")
+	var pre, post []dagfile.ContractRule
+	for _, r := range c.Rules {
+		if r.Post {
+			post = append(post, r)
+		} else {
+			pre = append(pre, r)
+		}
+	}
+	checks := ty.columnChecks(c, cols)
+	for _, r := range pre {
+		checks = append(checks, ty.ruleChecks(r)...)
+	}
+	sel, names := checkSelect(checks, 0, &plan)
+	stage := fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, %s AS %s FROM (SELECT %s FROM (%s))",
+		stageTable, reasonOf(names), preColumn, strings.Join(sel, ", "), ty.typedSQL())
+	if err := db.Exec(ctx, stage); err != nil {
+		return contractPlan{}, err
+	}
+	allTypes := map[string]string{}
+	for _, col := range c.Columns {
+		allTypes[col.Name] = col.Type
+	}
+	q, err := compileChain(fmt.Sprintf("SELECT * FROM %s WHERE %s IS NULL", stageTable, preColumn), c.Post(), true, allTypes, dbCols(ctx, db))
+	if err != nil {
+		return contractPlan{}, err
+	}
+	after, err := dbCols(ctx, db)(q)
+	if err != nil {
+		return contractPlan{}, err
+	}
+	// The post phase's typing: the contract's columns as the post
+	// transformations left them (a cast is reconciled with the declared type).
+	types2 := map[string]string{}
+	for _, col := range c.Columns {
+		if !slices.Contains(after, col.Name) {
+			return contractPlan{}, routes.BadInput("the output has no column %q after the post transformations (it has %s)", col.Name, strings.Join(userCols(after), ", "))
+		}
+		types2[col.Name] = col.Type
+	}
+	ty2 := newTyping(c, types2, "_weir_u")
+	union := fmt.Sprintf("%s UNION ALL BY NAME SELECT COLUMNS('^_weir_') FROM %s WHERE %s IS NOT NULL", q, stageTable, preColumn)
+	var checks2 []check
+	for _, col := range c.Columns {
+		if f := ty2.flags[col.Name]; f != "" {
+			checks2 = append(checks2, check{fmt.Sprintf("CASE WHEN %s THEN %s END", f, duck.Literal(fmt.Sprintf("type(%s): not %s", col.Name, col.Type))), "type(" + col.Name + ")"})
+		}
+		if col.Required && !slices.Contains(cols, col.Name) { // made by a post transformation
+			checks2 = append(checks2, ty2.when(duck.Ident(col.Name)+" IS NULL", "required("+col.Name+")", col.Name))
+		}
+	}
+	for _, r := range post {
+		checks2 = append(checks2, ty2.ruleChecks(r)...)
+	}
+	for i := range checks2 { // bad rows of the pre phase are judged there only
+		checks2[i].expr = fmt.Sprintf("CASE WHEN %s IS NULL THEN %s END", preColumn, checks2[i].expr)
+	}
+	sel2, names2 := checkSelect(checks2, len(checks), &plan)
+	plan.checkSQL = fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT *, %s AS %s FROM (SELECT %s FROM (%s))",
+		checkedTable, reasonOf(append([]string{preColumn}, names2...)), reasonColumn, strings.Join(sel2, ", "), ty2.typedFrom("("+union+")", false))
+	plan.setGood(outputCols(c, userCols(after)), key, true)
+	raw := make([]string, len(cols))
+	for i, col := range cols {
+		raw[i] = "o." + duck.Ident(col)
+	}
+	plan.badSQL = fmt.Sprintf("SELECT %s, k.%s, %s AS %s FROM (SELECT %s, string_agg(DISTINCT %s, '; ' ORDER BY %s) AS %s FROM %s WHERE %s IS NOT NULL GROUP BY 1) k JOIN %s o ON o.rowid = k.%s ORDER BY k.%s",
+		strings.Join(raw, ", "), reasonColumn, duck.Literal(runID), runColumn, rowColumn, reasonColumn, reasonColumn, reasonColumn, checkedTable, reasonColumn, outTable, rowColumn, rowColumn)
+	return plan, nil
+}
+
+// userCols drops weir's own _weir_ columns.
+func userCols(cols []string) []string {
+	var out []string
+	for _, c := range cols {
+		if !strings.HasPrefix(c, "_weir_") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // countRules counts, per rule, the rows of _weir_checked (those matching
@@ -168,7 +389,7 @@ func (p contractPlan) countRules(ctx context.Context, db *duck.DB, where string)
 	dest := make([]any, len(p.rules))
 	ns := make([]int64, len(p.rules))
 	for i := range p.rules {
-		counts[i] = fmt.Sprintf("count(_weir_r%d)", i)
+		counts[i] = fmt.Sprintf("count(DISTINCT %s) FILTER (WHERE _weir_r%d IS NOT NULL)", rowColumn, i)
 		dest[i] = &ns[i]
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s", strings.Join(counts, ", "), checkedTable)
@@ -188,7 +409,9 @@ func (p contractPlan) countRules(ctx context.Context, db *duck.DB, where string)
 
 // columnTypes maps each output column to its contract type ("" = as is)
 // and checks the contract's columns are all in the output.
-func columnTypes(c *dagfile.Contract, cols []string) (map[string]string, error) {
+// With post, a column the output lacks is left to the post
+// transformations to make (postPlan checks they did).
+func columnTypes(c *dagfile.Contract, cols []string, post bool) (map[string]string, error) {
 	have := map[string]bool{}
 	for _, name := range cols {
 		if checkColumn.MatchString(name) {
@@ -198,6 +421,9 @@ func columnTypes(c *dagfile.Contract, cols []string) (map[string]string, error) 
 	}
 	types := map[string]string{}
 	for _, col := range c.Columns {
+		if !have[col.Name] && (post || slices.Contains(generated(c), col.Name)) {
+			continue
+		}
 		if !have[col.Name] {
 			return nil, routes.BadInput("the output has no column %q (it has %s)", col.Name, strings.Join(cols, ", "))
 		}
@@ -213,11 +439,11 @@ type typing struct {
 	flags map[string]string // column → its flag column
 }
 
-func newTyping(c *dagfile.Contract, types map[string]string) *typing {
+func newTyping(c *dagfile.Contract, types map[string]string, prefix string) *typing {
 	ty := &typing{flags: map[string]string{}}
 	for _, col := range c.Columns {
 		if types[col.Name] != "" {
-			ty.flags[col.Name] = fmt.Sprintf("_weir_t%d", len(ty.cols))
+			ty.flags[col.Name] = fmt.Sprintf("%s%d", prefix, len(ty.cols))
 			ty.cols = append(ty.cols, col)
 		}
 	}
@@ -226,7 +452,11 @@ func newTyping(c *dagfile.Contract, types map[string]string) *typing {
 
 // typedSQL selects _weir_out with the typed columns cast, the row's place
 // and the flags.
-func (ty *typing) typedSQL() string {
+func (ty *typing) typedSQL() string { return ty.typedFrom(outTable, true) }
+
+// typedFrom selects from with the typed columns cast and the flags (and
+// the row's place, when from is _weir_out).
+func (ty *typing) typedFrom(from string, place bool) string {
 	var repl, flags []string
 	for _, col := range ty.cols {
 		id := duck.Ident(col.Name)
@@ -238,7 +468,11 @@ func (ty *typing) typedSQL() string {
 	if len(repl) > 0 {
 		star = "* REPLACE (" + strings.Join(repl, ", ") + ")"
 	}
-	return fmt.Sprintf("SELECT %s, rowid AS %s FROM %s", strings.Join(append([]string{star}, flags...), ", "), rowColumn, outTable)
+	sel := append([]string{star}, flags...)
+	if place {
+		sel = append(sel, "rowid AS "+rowColumn)
+	}
+	return fmt.Sprintf("SELECT %s FROM %s", strings.Join(sel, ", "), from)
 }
 
 // skip is true on a row where one of cols did not cast: the rules on
@@ -272,9 +506,14 @@ func (ty *typing) when(cond, label string, cols ...string) check {
 }
 
 // columnChecks checks the contract's columns: type and required.
-func (ty *typing) columnChecks(c *dagfile.Contract) []check {
+// Columns the output does not have (made by post transformations) are
+// checked after them.
+func (ty *typing) columnChecks(c *dagfile.Contract, have []string) []check {
 	var out []check
 	for _, col := range c.Columns {
+		if !slices.Contains(have, col.Name) {
+			continue
+		}
 		id := duck.Ident(col.Name)
 		if f := ty.flags[col.Name]; f != "" {
 			out = append(out, check{fmt.Sprintf("CASE WHEN %s THEN %s END", f, duck.Literal(fmt.Sprintf("type(%s): not %s", col.Name, col.Type))),
@@ -322,6 +561,9 @@ func (ty *typing) ruleChecks(r dagfile.ContractRule) []check {
 		return []check{ty.when(fmt.Sprintf("%s IS NOT NULL AND NOT regexp_matches(CAST(%s AS VARCHAR), %s)", v, v, duck.Literal(r.Pattern)), label("regex("+r.Column+")"), r.Column)}
 	}
 	l := label("sql(" + r.SQL + ")")
+	if r.Column != "" { // an sql rule of one column (OLC shorthands): skipped only where that column did not cast
+		return []check{ty.when(fmt.Sprintf("NOT coalesce((%s), false)", r.SQL), l, r.Column)}
+	}
 	return []check{ty.when(fmt.Sprintf("NOT coalesce((%s), false)", r.SQL), l)}
 }
 
@@ -398,7 +640,7 @@ func bindSQL(c *dagfile.Contract, r dagfile.ContractRule) []string {
 			cols = append(cols, "NULL AS "+duck.Ident(col.Name))
 		}
 	}
-	ty := newTyping(c, types)
+	ty := newTyping(c, types, "_weir_t")
 	for _, col := range ty.cols {
 		cols = append(cols, "false AS "+ty.flags[col.Name])
 	}

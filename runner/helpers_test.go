@@ -193,3 +193,19 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// copyExample copies files of examples/<name> into a temporary directory and
+// returns the path of its weir.yaml there.
+func copyExample(t *testing.T, name string, files ...string) string {
+	t.Helper()
+	dst := t.TempDir()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join("..", "examples", name, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(dst, f)), 0o755)
+		writeFile(t, filepath.Join(dst, f), string(b))
+	}
+	return filepath.Join(dst, "weir.yaml")
+}

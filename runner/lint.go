@@ -64,15 +64,36 @@ func LintContracts(ctx context.Context, f *dagfile.File, tasks []*dagfile.Task) 
 			case err == nil:
 			case strings.Contains(err.Error(), "Referenced column"):
 				if len(c.Columns) > 0 {
-					add(dagfile.RuleContractUnbound, r.Line, r.Col, "rule %s: %s: list the column under columns: (with its type) so lint can check the rule", ruleLabel(r), err)
+					add(dagfile.RuleContractUnbound, r.Line, r.Col, "rule %s: %s: %s", ruleLabel(r), err, unboundHint(c))
 				}
 			default:
 				add(dagfile.RuleContractBind, r.Line, r.Col, "rule %s: %s", ruleLabel(r), err)
 			}
 		}
+		// Dataset rules (OLC) judge the good rows: bound over the same row
+		// of NULLs, as the view source.
+		for _, r := range c.DatasetRules {
+			stmts := bindSQL(c, dagfile.ContractRule{Kind: dagfile.RuleSQL, SQL: "true"})
+			stmts[len(stmts)-1] = datasetSQL(r, "SELECT * FROM "+lintTable)
+			switch err := bind(ctx, db, stmts...); {
+			case err == nil:
+			case strings.Contains(err.Error(), "Referenced column"):
+				add(dagfile.RuleContractUnbound, r.Line, r.Col, "dataset rule %s: %s: %s", r.Name, err, unboundHint(c))
+			default:
+				add(dagfile.RuleContractBind, r.Line, r.Col, "dataset rule %s: %s", r.Name, err)
+			}
+		}
 	}
 	dagfile.SortFindings(out, f.Path)
 	return out, nil
+}
+
+// unboundHint says how to let lint bind a rule over a column it does not know.
+func unboundHint(c *dagfile.Contract) string {
+	if c.Format == dagfile.FormatOLC {
+		return "the model's fields do not list the column (a column a transformation makes, which the sink does not get?): lint cannot check the rule; the run binds it"
+	}
+	return "list the column under columns: (with its type) so lint can check the rule"
 }
 
 // bindValues casts the literals of an accepted_values or range rule to

@@ -231,8 +231,14 @@ func (run *modelRun) execute(ctx context.Context) error {
 		if text, err = run.aggregate(ctx, text); err != nil {
 			return err
 		}
-	} else if err := run.loadThis(ctx, text); err != nil {
-		return err
+	} else {
+		thisText := text
+		if c := run.t.Contract; c != nil && c.Materialization != nil && c.Materialization.SCD2 != nil {
+			thisText = "SELECT * FROM " + dagfile.ThisView // the dimension as it stands: its current versions
+		}
+		if err := run.loadThis(ctx, thisText); err != nil {
+			return err
+		}
 	}
 	c := run.t.Contract
 	if c == nil && run.commitMode() == routes.ModeMerge {
@@ -291,7 +297,7 @@ func (run *modelRun) writeChecked(ctx context.Context, chk *checked) error {
 	if err := run.finishSink(ctx, stage, res); err != nil {
 		return err
 	}
-	if dup := chk.total - chk.bad - run.rep.RowsOut; run.commitMode() == routes.ModeMerge && dup > 0 {
+	if dup := chk.total - chk.bad - run.rep.RowsOut; run.commitMode() == routes.ModeMerge && dup > 0 && !hasPost(chk.contract) && generated(chk.contract) == nil {
 		run.r.warnf("task %s: %d rows of the batch repeat a key (%s) of a later row: the last row of each key, in the SQL's order, was written", run.t.Name, dup, strings.Join(run.m.Key, ", "))
 	}
 	return nil

@@ -43,7 +43,11 @@ type ContractResult struct {
 	Broken      int64            `json:"broken"`          // rows that break at least one rule
 	MaxBadRatio float64          `json:"max_bad_ratio"`   // the contract's threshold
 	Passed      bool             `json:"passed"`          // broken/checked <= max_bad_ratio in every batch
-	Rules       map[string]int64 `json:"rules,omitempty"` // rows breaking each rule, by its _weir_reason label (only rules some row broke)
+	Rules       map[string]int64 `json:"rules,omitempty"` // rows breaking each rule, by its _weir_reason label (only rules some row broke): the issue's failed_rules
+	// DatasetRules are the outcomes of an OLC contract's dataset rules,
+	// judged over the good rows (per batch for a model); a failed one of
+	// severity error makes Passed false but quarantines nothing.
+	DatasetRules []DatasetOutcome `json:"dataset_rules,omitempty"`
 }
 
 // OffsetRange is the window a run read from one source: From < offset <= To.

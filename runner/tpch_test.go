@@ -12,22 +12,6 @@ import (
 	"github.com/weirhq/weir/runner/duck"
 )
 
-// copyExample copies files of examples/<name> to a temp dir and returns
-// the dagfile's path there.
-func copyExample(t *testing.T, name string, files ...string) string {
-	t.Helper()
-	dst := t.TempDir()
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join("..", "examples", name, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.MkdirAll(filepath.Dir(filepath.Join(dst, f)), 0o755)
-		writeFile(t, filepath.Join(dst, f), string(b))
-	}
-	return filepath.Join(dst, "weir.yaml")
-}
-
 // TestTPCH_IncrementalAggregates runs examples/tpch: lineitem from DuckDB's
 // own TPC-H generator (SF 0.01) lands in bronze in 10 batches by order
 // key, and after every batch the declared aggregates tpch_q1 and tpch_q6 —

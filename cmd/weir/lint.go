@@ -37,7 +37,9 @@ streaming rules STREAM-001 (bare append from a resumable source), STREAM-002
 when the dagfile has deploy:, K8S-001 (local files in a pod without a volume);
 and it binds every contract's type names and rules in DuckDB: CONTRACT-001
 (a type or rule DuckDB refuses), CONTRACT-002 (a rule reads a column the
-contract does not list, so it cannot be bound); it parses every model's SQL
+contract does not list, so it cannot be bound), and refuses OLC-001 (an Open
+Lakehouse Contract, *.olc.yaml, uses an element weir does not implement,
+named at its line; docs/contracts.md); it parses every model's SQL
 and binds it where its inputs' schemas are known offline (an upstream model's
 bound output): MODEL-002 (SQL that does not parse or bind), MODEL-004 (info:
 an input's schema is not knowable offline), beside MODEL-001 (two sources read
