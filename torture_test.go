@@ -101,6 +101,11 @@ func tortureRun(t *testing.T, ctx context.Context, src *cdctest.DB, dk string, m
 			if rerr := cdctest.Refused(err, name); rerr != nil {
 				t.Errorf("%s (%s) → %s %s: %v", c.Table(), c.Type, dk, mode, rerr)
 			}
+			// a refused table lands nothing: the destination is new, so
+			// the table is not there at all
+			if dst.Exists(t, ctx, c.Table()) {
+				t.Errorf("%s (%s) → %s %s: refused, but the destination table exists", c.Table(), c.Type, dk, mode)
+			}
 			continue
 		}
 		if e := cdctest.Failed(err, name); e != nil {

@@ -238,6 +238,24 @@ func Refused(err error, table string) error {
 	return nil
 }
 
+// Exists reports whether table exists at d, probed through its route.
+func (d *DB) Exists(t testing.TB, ctx context.Context, table string) bool {
+	t.Helper()
+	src, err := routes.OpenSource(ctx, d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	_, err = src.Probe(ctx, d.Ref(table))
+	switch {
+	case errors.Is(err, routes.ErrNotFound):
+		return false
+	case err != nil:
+		t.Fatalf("probe %s: %v", table, err)
+	}
+	return true
+}
+
 // Failed is the one of a transfer's joined errors that names table
 // ("schema.t_x"), or nil.
 func Failed(err error, table string) error {
