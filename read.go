@@ -33,10 +33,11 @@ type ReadOptions struct {
 // Read streams a table of src (a URL) as Arrow record batches, from the
 // source's parallel pipes: probe, plan, one Read per range, merged into one
 // reader that holds at most one batch per pipe in flight. Batches arrive in
-// no particular order. Where is applied to every batch on the client; a
+// no particular order. Where is applied on the client, except the part a
 // source that implements where.Pushdown (postgres, mysql, clickhouse,
-// iceberg) also applies the part of it it can without changing the
-// result, to read less. Errors in Columns or
+// iceberg) evaluates itself: that part follows the source's own rules
+// (collation, NaN order), so the rows are those of the server's own
+// SELECT … WHERE (docs/objstore.md, Filters). Errors in Columns or
 // Where are bad input (routes.ErrBadInput), found before a row moves.
 // Release the reader when done: it closes the source.
 func Read(ctx context.Context, src, table string, opts ReadOptions) (array.RecordReader, error) {
@@ -148,6 +149,16 @@ func (r *plannedRead) compileWhere(text string) error {
 	}
 	if pd, ok := routes.As[where.Pushdown](r.src); ok {
 		r.expr, r.pushed = e, pd.PushDown(e, r.info.Schema())
+	}
+	// what the source evaluates itself is its to judge (its collation, its
+	// NaN order): the client applies only the rest
+	if res, ok := routes.As[where.Residualer](r.src); ok && r.pushed != "" {
+		rest := res.Residual(e, r.info.Schema())
+		if rest == nil {
+			r.filter = nil
+		} else if r.filter, err = where.Compile(rest, r.info.Schema()); err != nil {
+			return err
+		}
 	}
 	return nil
 }

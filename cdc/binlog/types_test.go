@@ -1,7 +1,6 @@
 package binlog
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,43 +13,46 @@ import (
 	"github.com/weirhq/weir/routes/routestest"
 )
 
-// typeCase is one column type and its edge values (SQL literals), each in
-// a table of its own: t_<name> (id, other, v). refuse names the
-// destinations that cannot hold some value: there the run must fail
-// naming the table, and the case is dropped.
-type typeCase struct {
-	name, typ string
-	values    []string
-	refuse    string
+// typeCases are column types and their edge values (SQL literals; the
+// shared shape of the type torture harnesses, cdctest.Case), each in a
+// table of its own: t_<name> (id, other, v). Refuse names the destinations
+// that cannot hold some value: there the run must fail naming the table,
+// and the case is dropped. The want of each value is what a bulk read of
+// the source gives (the bulk harness, TestTypeTorture_Bulk at the root,
+// holds that to the server's own rendering).
+var typeCases = []cdctest.Case{
+	{Name: "bin", Type: "BINARY(4)", Values: lits("x'41420000'", "x'00004142'", "x'00000000'", "x'FFFFFFFF'", "x'00'")},
+	{Name: "bin300", Type: "BINARY(255)", Values: lits("x'4100'", "CONCAT(REPEAT(x'01', 254), x'00')")},
+	{Name: "varbin", Type: "VARBINARY(8)", Values: lits("x'4100'", "x''", "x'00'", "x'0000000000000000'")},
+	{Name: "blob", Type: "BLOB", Values: lits("x''", "x'00ff00'")},
+	{Name: "tinyint", Type: "TINYINT", Values: lits("-128", "127", "0")},
+	{Name: "int", Type: "INT", Values: lits("-2147483648", "2147483647")},
+	{Name: "uint", Type: "INT UNSIGNED", Values: lits("4294967295", "0")},
+	{Name: "bigint", Type: "BIGINT", Values: lits("-9223372036854775808", "9223372036854775807")},
+	{Name: "ubigint", Type: "BIGINT UNSIGNED", Values: lits("18446744073709551615", "9223372036854775808", "0")},
+	{Name: "dec38", Type: "DECIMAL(38,18)", Values: lits("'99999999999999999999.999999999999999999'", "'-0.000000000000000001'", "0")},
+	{Name: "dec65", Type: "DECIMAL(65,30)", Values: lits("'99999999999999999999999999999999999.999999999999999999999999999999'", "'-0.000000000000000000000000000001'")},
+	{Name: "double", Type: "DOUBLE", Values: lits("1.7976931348623157e308", "-2.2250738585072014e-308", "0.1", "-0")},
+	{Name: "str", Type: "VARCHAR(20)", Values: lits("''", "'é'", "'😀🎉'", "'a\\tb\\nc'", "'\\\\N'", "' '")},
+	{Name: "text", Type: "TEXT", Values: lits("''", "'𝄞 mixed ü'")},
+	{Name: "char", Type: "CHAR(5)", Values: lits("''", "'ab'", "'ü😀'")},
+	{Name: "date", Type: "DATE", Values: lits("'1970-01-01'", "'2024-02-29'", "'2105-12-31'")},
+	{Name: "datewide", Type: "DATE", Values: lits("'1000-01-01'", "'9999-12-31'"), Refuse: "clickhouse"}, // outside Date
+	{Name: "datetime", Type: "DATETIME(6)", Values: lits("'1000-01-01 00:00:00'", "'9999-12-31 23:59:59.999999'", "'1970-01-01 00:00:00'"), Refuse: "clickhouse"},
+	{Name: "datetime0", Type: "DATETIME", Values: lits("'1970-01-01 00:00:00'", "'2024-01-02 03:04:05'", "'2105-12-31 23:59:59'")},
+	{Name: "datetime0wide", Type: "DATETIME", Values: lits("'2106-02-07 06:28:15'"), Refuse: "clickhouse"},                                      // past what 18.16's DateTime text holds
+	{Name: "timestamp", Type: "TIMESTAMP(6) NULL", Values: lits("'1970-01-01 00:00:01'", "'2038-01-19 03:14:07.999999'"), Refuse: "clickhouse"}, // a fraction DateTime does not hold
+	{Name: "time", Type: "TIME(6)", Values: lits("'00:00:00'", "'23:59:59.999999'")},
+	{Name: "year", Type: "YEAR", Values: lits("0", "1901", "2155")},                      // 0 (0000) landed as 2000 in MySQL
+	{Name: "json", Type: "JSON", Values: lits(`'{"a":1,"a":2}'`, `'{"b" : [1, 2.50]}'`)}, // jsonb dropped the first "a"
 }
 
-var typeCases = []typeCase{
-	{"bin", "BINARY(4)", []string{"x'41420000'", "x'00004142'", "x'00000000'", "x'FFFFFFFF'", "x'00'"}, ""},
-	{"bin300", "BINARY(255)", []string{"x'4100'", "CONCAT(REPEAT(x'01', 254), x'00')"}, ""},
-	{"varbin", "VARBINARY(8)", []string{"x'4100'", "x''", "x'00'", "x'0000000000000000'"}, ""},
-	{"blob", "BLOB", []string{"x''", "x'00ff00'"}, ""},
-	{"tinyint", "TINYINT", []string{"-128", "127", "0"}, ""},
-	{"int", "INT", []string{"-2147483648", "2147483647"}, ""},
-	{"uint", "INT UNSIGNED", []string{"4294967295", "0"}, ""},
-	{"bigint", "BIGINT", []string{"-9223372036854775808", "9223372036854775807"}, ""},
-	{"ubigint", "BIGINT UNSIGNED", []string{"18446744073709551615", "9223372036854775808", "0"}, ""},
-	{"dec38", "DECIMAL(38,18)", []string{"'99999999999999999999.999999999999999999'", "'-0.000000000000000001'", "0"}, ""},
-	{"dec65", "DECIMAL(65,30)", []string{"'99999999999999999999999999999999999.999999999999999999999999999999'", "'-0.000000000000000000000000000001'"}, ""},
-	{"double", "DOUBLE", []string{"1.7976931348623157e308", "-2.2250738585072014e-308", "0.1", "-0"}, ""},
-	{"str", "VARCHAR(20)", []string{"''", "'é'", "'😀🎉'", "'a\\tb\\nc'", "'\\\\N'", "' '"}, ""},
-	{"text", "TEXT", []string{"''", "'𝄞 mixed ü'"}, ""},
-	{"char", "CHAR(5)", []string{"''", "'ab'", "'ü😀'"}, ""},
-	{"date", "DATE", []string{"'1970-01-01'", "'2024-02-29'", "'2105-12-31'"}, ""},
-	{"datewide", "DATE", []string{"'1000-01-01'", "'9999-12-31'"}, "clickhouse"}, // outside Date
-	{"datetime", "DATETIME(6)", []string{"'1000-01-01 00:00:00'", "'9999-12-31 23:59:59.999999'", "'1970-01-01 00:00:00'"}, "clickhouse"},
-	{"datetime0", "DATETIME", []string{"'1970-01-01 00:00:00'", "'2024-01-02 03:04:05'", "'2105-12-31 23:59:59'"}, ""},
-	{"datetime0wide", "DATETIME", []string{"'2106-02-07 06:28:15'"}, "clickhouse"},                                      // past what 18.16's DateTime text holds
-	{"timestamp", "TIMESTAMP(6) NULL", []string{"'1970-01-01 00:00:01'", "'2038-01-19 03:14:07.999999'"}, "clickhouse"}, // a fraction DateTime does not hold
-	{"time", "TIME(6)", []string{"'00:00:00'", "'23:59:59.999999'"}, ""},
-	// YEAR 0 (0000) is left out: a MySQL destination stores it as 2000
-	// (LOAD DATA reads '0' into YEAR as 2000), the bulk route too; not
-	// fixed here.
-	{"year", "YEAR", []string{"1901", "2155"}, ""},
+func lits(l ...string) []cdctest.Value {
+	out := make([]cdctest.Value, len(l))
+	for i, s := range l {
+		out[i] = cdctest.Value{Lit: s}
+	}
+	return out
 }
 
 // TestRun_Types: every edge value of every type reaches every destination
@@ -68,11 +70,11 @@ func TestRun_Types(t *testing.T) {
 			if kind == "clickhouse" {
 				cfg.DestURL = dst.URLWith("lease=2s")
 			}
-			live := map[string]typeCase{}
+			live := map[string]cdctest.Case{}
 			for _, c := range typeCases {
-				src.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id INT PRIMARY KEY, other INT, v %s)", src.Table("t_"+c.name), c.typ))
-				cfg.Tables = append(cfg.Tables, Pair{Source: src.Ref("t_" + c.name), Dest: dst.Ref("t_" + c.name)})
-				live["t_"+c.name] = c
+				src.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id INT PRIMARY KEY, other INT, v %s)", src.Table(c.Table()), c.Type))
+				cfg.Tables = append(cfg.Tables, Pair{Source: src.Ref(c.Table()), Dest: dst.Ref(c.Table())})
+				live[c.Table()] = c
 			}
 			// run, dropping a refused table from the capture: it must be
 			// refused clearly.
@@ -88,10 +90,10 @@ func TestRun_Types(t *testing.T) {
 						continue
 					}
 					name := refusedTable(err, cfg)
-					if name == "" || !slices.Contains(strings.Split(live[name].refuse, ","), kind) {
+					if name == "" || !live[name].Refuses(kind) {
 						t.Fatalf("%s: %v (not a refusal of a type %s cannot hold)", step, err, kind)
 					}
-					t.Logf("%s: %s refused: %v", step, live[name].typ, err)
+					t.Logf("%s: %s refused: %v", step, live[name].Type, err)
 					delete(live, name)
 					cfg.Tables = slices.DeleteFunc(cfg.Tables, func(p Pair) bool { return p.Source.Name == name })
 					if len(cfg.Tables) == 0 {
@@ -102,10 +104,10 @@ func TestRun_Types(t *testing.T) {
 			run("bootstrap")
 			for name, c := range live {
 				var rows []string
-				for i, v := range c.values {
-					rows = append(rows, fmt.Sprintf("(%d, %d, %s)", i+1, i, v))
+				for i, v := range c.Values {
+					rows = append(rows, fmt.Sprintf("(%d, %d, %s)", i+1, i, v.Lit))
 				}
-				rows = append(rows, fmt.Sprintf("(%d, 0, NULL)", len(c.values)+1))
+				rows = append(rows, fmt.Sprintf("(%d, 0, NULL)", len(c.Values)+1))
 				src.Exec(t, ctx, fmt.Sprintf("INSERT INTO %s VALUES %s", src.Table(name), strings.Join(rows, ", ")))
 			}
 			run("insert")
@@ -116,9 +118,9 @@ func TestRun_Types(t *testing.T) {
 			run("update")
 			compareTypes(t, src, dst, live, "update of another column")
 			for _, c := range typeCases {
-				_, ok := live["t_"+c.name]
-				if want := slices.Contains(strings.Split(c.refuse, ","), kind); !ok != want {
-					t.Errorf("%s: refused %v, want refused %v", c.typ, !ok, want)
+				_, ok := live[c.Table()]
+				if want := c.Refuses(kind); !ok != want {
+					t.Errorf("%s: refused %v, want refused %v", c.Type, !ok, want)
 				}
 			}
 		})
@@ -142,35 +144,18 @@ func isValueErr(err error) bool {
 	return errors.As(err, &pe) && pe.Column != ""
 }
 
-func compareTypes(t *testing.T, src, dst *cdctest.DB, live map[string]typeCase, step string) {
+// compareTypes holds every live table's destination to a bulk read of the
+// source, value by value (cdctest.Compare, shared with the bulk harness).
+func compareTypes(t *testing.T, src, dst *cdctest.DB, live map[string]cdctest.Case, step string) {
 	t.Helper()
 	ctx := routestest.Context(t, time.Minute)
-	cols := []string{"id", "other", "v"}
-	for name, c := range live {
+	cols := []string{"other", "v"}
+	for name := range live {
 		if dst.Kind == "clickhouse" {
 			dst.Exec(t, ctx, "OPTIMIZE TABLE "+dst.Table(name)+" FINAL")
 		}
-		want, got := src.Rows(t, ctx, name, cols), dst.Rows(t, ctx, name, cols)
-		if dst.Kind == "clickhouse" {
-			// ClickHouse holds binary and TIME as String: compare the text
-			// the bulk route writes there
-			for i := range got {
-				f := strings.SplitN(got[i], "|", 3)
-				switch {
-				case f[2] == `\N`:
-				case strings.Contains(c.typ, "BINARY"), c.typ == "BLOB":
-					got[i] = f[0] + "|" + f[1] + "|" + strings.ToUpper(hex.EncodeToString([]byte(f[2])))
-				}
-			}
-			for i := range want {
-				if c.typ == "TIME(6)" {
-					want[i], got[i] = trimFraction(want[i]), trimFraction(got[i])
-				}
-			}
-		}
-		if !slices.Equal(want, got) {
-			t.Errorf("%s: %s (%s): destination %q, source %q", step, name, c.typ, got, want)
-		}
+		want, types := cdctest.SourceValues(t, ctx, src, name, cols)
+		cdctest.Compare(t, ctx, dst, name, cols, types, want, step)
 	}
 }
 
@@ -251,17 +236,4 @@ func withParam(raw, param string) string {
 		return raw + "&" + param
 	}
 	return raw + "?" + param
-}
-
-// trimFraction drops the trailing zeros of a row's last field's fraction
-// ("00:00:00.000000" is "00:00:00").
-func trimFraction(row string) string {
-	i := strings.LastIndex(row, ".")
-	if i < strings.LastIndex(row, "|") {
-		return row
-	}
-	if frac := strings.TrimRight(row[i+1:], "0"); frac != "" {
-		return row[:i+1] + frac
-	}
-	return row[:i]
 }

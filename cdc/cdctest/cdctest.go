@@ -20,7 +20,8 @@ import (
 )
 
 // DB is one test's schema (PostgreSQL), database (MySQL, ClickHouse:
-// clickhouse.go) or namespace in a catalog of its own (Iceberg: iceberg.go).
+// clickhouse.go), namespace in a catalog of its own (Iceberg: iceberg.go)
+// or directory of Parquet files (file: no SQL, read through the route).
 type DB struct {
 	Kind   string // "postgres", "mysql", "clickhouse" or "iceberg"
 	URL    string
@@ -40,8 +41,8 @@ func (d *DB) URLWith(opts string) string {
 }
 
 // Open creates a uniquely named schema, database or namespace of the kind
-// ("postgres", "mysql", "clickhouse", "iceberg") and drops it when the test
-// ends.
+// ("postgres", "mysql", "clickhouse", "iceberg", "file") and drops it when
+// the test ends.
 func Open(t *testing.T, ctx context.Context, kind string) *DB {
 	t.Helper()
 	d := &DB{Kind: kind, Schema: routestest.Name("weir_t")}
@@ -61,6 +62,9 @@ func Open(t *testing.T, ctx context.Context, kind string) *DB {
 	case "iceberg":
 		d.openIceberg(t)
 		return d // a namespace is created by the first table
+	case "file": // Parquet files in the test's temp dir
+		d.URL = "file://" + t.TempDir()
+		return d
 	default:
 		t.Fatalf("cdctest: unknown kind %q", kind)
 	}

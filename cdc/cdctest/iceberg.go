@@ -17,8 +17,9 @@ import (
 
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
-	_ "github.com/weirhq/weir/routes/iceberg" // iceberg:// destinations
-	_ "github.com/weirhq/weir/routes/mysql"   // Rows of a MySQL source
+	_ "github.com/weirhq/weir/routes/iceberg"  // iceberg:// destinations
+	_ "github.com/weirhq/weir/routes/mysql"    // Rows of a MySQL source
+	_ "github.com/weirhq/weir/routes/objstore" // file:// destinations
 	_ "github.com/weirhq/weir/routes/postgres"
 	"github.com/weirhq/weir/runner/duck"
 )
@@ -40,7 +41,7 @@ func (d *DB) openIceberg(t *testing.T) {
 // floats shortest round-trip ('g', their own width); booleans true/false;
 // decimals exact with their scale; strings as they are; binary in upper
 // hex (fixed-size too; a UUID as 8-4-4-4-12 hex); timestamps in UTC as 2006-01-02 15:04:05.000000 (with or without
-// a zone); dates 2006-01-02; times 15:04:05.000000. A type outside this
+// a zone), PostgreSQL's ±infinity sentinels as infinity, -infinity; dates 2006-01-02 (the same); times 15:04:05.000000. A type outside this
 // list fails the test (no silent fallback).
 func (d *DB) Rows(t testing.TB, ctx context.Context, table string, cols []string) []string {
 	t.Helper()
@@ -121,9 +122,15 @@ func canonical(t testing.TB, a arrow.Array, i int) string {
 	case *array.FixedSizeBinary:
 		return strings.ToUpper(hex.EncodeToString(a.Value(i)))
 	case *array.Timestamp:
+		if inf := routes.Infinity(array.NewSlice(a, int64(i), int64(i+1))); inf != "" { // the postgres route's sentinels
+			return inf
+		}
 		unit := a.DataType().(*arrow.TimestampType).Unit
 		return a.Value(i).ToTime(unit).UTC().Format("2006-01-02 15:04:05.000000")
 	case *array.Date32:
+		if inf := routes.Infinity(array.NewSlice(a, int64(i), int64(i+1))); inf != "" {
+			return inf
+		}
 		return a.Value(i).ToTime().Format("2006-01-02")
 	case *array.Time64:
 		unit := a.DataType().(*arrow.Time64Type).Unit
@@ -182,7 +189,7 @@ func (d *DB) icebergLogOps(t testing.TB, ctx context.Context, table, keyCol stri
 // needSQL fails a test that runs SQL on Iceberg, which has none.
 func (d *DB) needSQL(t testing.TB) {
 	t.Helper()
-	if d.Kind == "iceberg" {
+	if d.Kind == "iceberg" || d.Kind == "file" {
 		t.Fatalf("cdctest: %s has no SQL: use Rows, RowsHash or LogOps", d.Kind)
 	}
 }

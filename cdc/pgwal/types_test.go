@@ -1,10 +1,8 @@
 package pgwal
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,35 +14,41 @@ import (
 	"github.com/weirhq/weir/routes/routestest"
 )
 
-// typeCase is one column type and its edge values (SQL literals) in a
+// typeCases are column types and their edge values (SQL literals; the
+// shared shape of the type torture harnesses, cdctest.Case), each in a
 // table of its own, t_<name> (id, other, v), captured by a pair of its
-// own. refuse names the destinations that cannot hold some value: there a
-// run must fail naming the table.
-type typeCase struct {
-	name, typ string
-	values    []string
-	refuse    string
+// own. Refuse names the destinations that cannot hold some value: there a
+// run must fail naming the table. The want of each value is what a bulk
+// read of the source gives (TestTypeTorture_Bulk at the root holds that to
+// the server's own rendering).
+var typeCases = []cdctest.Case{
+	{Name: "bytea", Type: "bytea", Values: lits(`'\x41420000'`, `'\x00004142'`, `'\x'`, `'\x00'`)},
+	{Name: "float8", Type: "float8", Values: lits("'NaN'", "'Infinity'", "'-Infinity'", "1.7976931348623157e308", "5e-324", "'-0'"), Refuse: "mysql,clickhouse"},
+	{Name: "float4", Type: "float4", Values: lits("'NaN'", "'Infinity'", "'-Infinity'", "3.4028235e38", "1.4e-45"), Refuse: "mysql"},
+	{Name: "int8", Type: "int8", Values: lits("-9223372036854775808", "9223372036854775807", "0")},
+	{Name: "int2", Type: "int2", Values: lits("-32768", "32767")},
+	{Name: "numeric", Type: "numeric(38,18)", Values: lits("'99999999999999999999.999999999999999999'", "'-0.000000000000000001'", "0")},
+	{Name: "text", Type: "text", Values: lits("''", "'é'", "'😀🎉'", `E'a\tb\nc'`, `'\N'`, "' '")},
+	{Name: "ts", Type: "timestamp", Values: lits("'1970-01-01 00:00:00'", "'2024-02-29 12:34:56.789012'", "'9999-12-31 23:59:59.999999'"), Refuse: "clickhouse"},
+	{Name: "tsinf", Type: "timestamp", Values: lits("'infinity'", "'-infinity'"), Refuse: "mysql,clickhouse,iceberg"},
+	{Name: "tsbc", Type: "timestamp", Values: lits("'0044-03-15 12:00:00 BC'"), Refuse: "mysql,clickhouse,iceberg"},
+	{Name: "ts10000", Type: "timestamp", Values: lits("'10000-01-01 00:00:00'"), Refuse: "mysql,clickhouse,iceberg"},
+	{Name: "tstz", Type: "timestamptz", Values: lits("'2024-01-02 03:04:05.123456+05:30'", "'1970-01-01 00:00:00+00'"), Refuse: "clickhouse"},
+	{Name: "date", Type: "date", Values: lits("'1970-01-01'", "'2024-02-29'", "'9999-12-31'"), Refuse: "clickhouse"},
+	{Name: "dateinf", Type: "date", Values: lits("'infinity'", "'-infinity'"), Refuse: "mysql,clickhouse,iceberg"},
+	{Name: "datebc", Type: "date", Values: lits("'0044-03-15 BC'"), Refuse: "mysql,clickhouse,iceberg"},
+	{Name: "time", Type: "time", Values: lits("'00:00:00'", "'23:59:59.999999'", "'24:00:00'"), Refuse: "iceberg"},
+	{Name: "bool", Type: "bool", Values: lits("true", "false")},
+	{Name: "json", Type: "json", Values: lits(`'{"a":1,"a":2}'`, `'{"b" : [1, 2.50]}'`)},
+	{Name: "uuid", Type: "uuid", Values: lits("'00000000-0000-0000-0000-000000000000'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'")},
 }
 
-var typeCases = []typeCase{
-	{"bytea", "bytea", []string{`'\x41420000'`, `'\x00004142'`, `'\x'`, `'\x00'`}, ""},
-	{"float8", "float8", []string{"'NaN'", "'Infinity'", "'-Infinity'", "1.7976931348623157e308", "5e-324", "'-0'"}, "mysql,clickhouse"},
-	{"float4", "float4", []string{"'NaN'", "'Infinity'", "'-Infinity'", "3.4028235e38", "1.4e-45"}, "mysql"},
-	{"int8", "int8", []string{"-9223372036854775808", "9223372036854775807", "0"}, ""},
-	{"int2", "int2", []string{"-32768", "32767"}, ""},
-	{"numeric", "numeric(38,18)", []string{"'99999999999999999999.999999999999999999'", "'-0.000000000000000001'", "0"}, ""},
-	{"text", "text", []string{"''", "'é'", "'😀🎉'", `E'a\tb\nc'`, `'\N'`, "' '"}, ""},
-	{"ts", "timestamp", []string{"'1970-01-01 00:00:00'", "'2024-02-29 12:34:56.789012'", "'9999-12-31 23:59:59.999999'"}, "clickhouse"},
-	{"tsinf", "timestamp", []string{"'infinity'", "'-infinity'"}, "mysql,clickhouse,iceberg"},
-	{"tsbc", "timestamp", []string{"'0044-03-15 12:00:00 BC'"}, "mysql,clickhouse,iceberg"},
-	{"ts10000", "timestamp", []string{"'10000-01-01 00:00:00'"}, "mysql,clickhouse,iceberg"},
-	{"tstz", "timestamptz", []string{"'2024-01-02 03:04:05.123456+05:30'", "'1970-01-01 00:00:00+00'"}, "clickhouse"},
-	{"date", "date", []string{"'1970-01-01'", "'2024-02-29'", "'9999-12-31'"}, "clickhouse"},
-	{"dateinf", "date", []string{"'infinity'", "'-infinity'"}, "mysql,clickhouse,iceberg"},
-	{"datebc", "date", []string{"'0044-03-15 BC'"}, "mysql,clickhouse,iceberg"},
-	{"time", "time", []string{"'00:00:00'", "'23:59:59.999999'", "'24:00:00'"}, "iceberg"},
-	{"bool", "bool", []string{"true", "false"}, ""},
-	{"uuid", "uuid", []string{"'00000000-0000-0000-0000-000000000000'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'"}, ""},
+func lits(l ...string) []cdctest.Value {
+	out := make([]cdctest.Value, len(l))
+	for i, s := range l {
+		out[i] = cdctest.Value{Lit: s}
+	}
+	return out
 }
 
 // TestRun_Types: every edge value of every type reaches every destination
@@ -58,16 +62,16 @@ func TestRun_Types(t *testing.T) {
 			ctx := routestest.Context(t, 5*time.Minute)
 			sdb, ddb := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, kind)
 			for _, c := range typeCases {
-				t.Run(c.name, func(t *testing.T) { typeCaseRun(t, sdb, ddb, c) })
+				t.Run(c.Name, func(t *testing.T) { typeCaseRun(t, sdb, ddb, c) })
 			}
 		})
 	}
 }
 
-func typeCaseRun(t *testing.T, sdb, ddb *cdctest.DB, c typeCase) {
+func typeCaseRun(t *testing.T, sdb, ddb *cdctest.DB, c cdctest.Case) {
 	ctx := routestest.Context(t, 2*time.Minute)
-	name := "t_" + c.name
-	sdb.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id int PRIMARY KEY, other int, v %s)", sdb.Table(name), c.typ))
+	name := c.Table()
+	sdb.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id int PRIMARY KEY, other int, v %s)", sdb.Table(name), c.Type))
 	cfg := Config{SourceURL: sdb.URL, DestURL: ddb.URL, Tables: []Pair{{Source: sdb.Ref(name), Dest: ddb.Ref(name)}}}
 	slot, _ := cfg.Name()
 	t.Cleanup(func() {
@@ -80,7 +84,7 @@ func typeCaseRun(t *testing.T, sdb, ddb *cdctest.DB, c typeCase) {
 		}
 		dropPublication(cctx, conn, slot)
 	})
-	refuse := slices.Contains(strings.Split(c.refuse, ","), ddb.Kind)
+	refuse := c.Refuses(ddb.Kind)
 	run := func(step string) bool {
 		t.Helper()
 		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -103,10 +107,10 @@ func typeCaseRun(t *testing.T, sdb, ddb *cdctest.DB, c typeCase) {
 		return
 	}
 	var rows []string
-	for i, v := range c.values {
-		rows = append(rows, fmt.Sprintf("(%d, %d, %s)", i+1, i, v))
+	for i, v := range c.Values {
+		rows = append(rows, fmt.Sprintf("(%d, %d, %s)", i+1, i, v.Lit))
 	}
-	rows = append(rows, fmt.Sprintf("(%d, 0, NULL)", len(c.values)+1))
+	rows = append(rows, fmt.Sprintf("(%d, 0, NULL)", len(c.Values)+1))
 	sdb.Exec(t, ctx, fmt.Sprintf("INSERT INTO %s VALUES %s", sdb.Table(name), strings.Join(rows, ", ")))
 	if !run("insert") {
 		return
@@ -118,38 +122,21 @@ func typeCaseRun(t *testing.T, sdb, ddb *cdctest.DB, c typeCase) {
 	}
 	compareCase(t, sdb, ddb, c, "update of another column")
 	if refuse {
-		t.Errorf("%s: every value accepted by %s, want a refusal", c.typ, ddb.Kind)
+		t.Errorf("%s: every value accepted by %s, want a refusal", c.Type, ddb.Kind)
 	}
 }
 
-func compareCase(t *testing.T, sdb, ddb *cdctest.DB, c typeCase, step string) {
+// compareCase holds the destination to a bulk read of the source, value
+// by value (cdctest.Compare, shared with the bulk harness).
+func compareCase(t *testing.T, sdb, ddb *cdctest.DB, c cdctest.Case, step string) {
 	t.Helper()
 	ctx := routestest.Context(t, time.Minute)
-	name := "t_" + c.name
 	if ddb.Kind == "clickhouse" {
-		ddb.Exec(t, ctx, "OPTIMIZE TABLE "+ddb.Table(name)+" FINAL")
+		ddb.Exec(t, ctx, "OPTIMIZE TABLE "+ddb.Table(c.Table())+" FINAL")
 	}
-	cols := []string{"id", "other", "v"}
-	want, got := sdb.Rows(t, ctx, name, cols), ddb.Rows(t, ctx, name, cols)
-	if ddb.Kind == "clickhouse" {
-		// ClickHouse 18.16 holds bytea and time as String, bool as UInt8:
-		// compare the text the bulk route writes there
-		for i := range got {
-			f := strings.SplitN(got[i], "|", 3)
-			switch {
-			case f[2] == `\N`:
-			case c.typ == "bytea":
-				got[i] = f[0] + "|" + f[1] + "|" + strings.ToUpper(hex.EncodeToString([]byte(f[2])))
-			case c.typ == "bool":
-				got[i] = f[0] + "|" + f[1] + "|" + map[string]string{"1": "true", "0": "false"}[f[2]]
-			case c.typ == "time":
-				want[i], got[i] = trimFraction(want[i]), trimFraction(got[i])
-			}
-		}
-	}
-	if !slices.Equal(want, got) {
-		t.Errorf("%s: %s: destination %q, source %q", step, c.typ, got, want)
-	}
+	cols := []string{"other", "v"}
+	want, types := cdctest.SourceValues(t, ctx, sdb, c.Table(), cols)
+	cdctest.Compare(t, ctx, ddb, c.Table(), cols, types, want, step)
 }
 
 func sdbConn(t *testing.T, sdb *cdctest.DB) *pgx.Conn {
@@ -160,17 +147,4 @@ func sdbConn(t *testing.T, sdb *cdctest.DB) *pgx.Conn {
 		t.Fatal(err)
 	}
 	return conn
-}
-
-// trimFraction drops the trailing zeros of a row's last field's fraction
-// ("00:00:00.000000" is "00:00:00").
-func trimFraction(row string) string {
-	i := strings.LastIndex(row, ".")
-	if i < strings.LastIndex(row, "|") {
-		return row
-	}
-	if frac := strings.TrimRight(row[i+1:], "0"); frac != "" {
-		return row[:i+1] + frac
-	}
-	return row[:i]
 }

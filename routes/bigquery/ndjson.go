@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // ndjsonEncoder writes staged record batches as newline-delimited JSON in
@@ -49,7 +51,7 @@ func (e *ndjsonEncoder) Write(rec arrow.RecordBatch) error {
 			e.buf = append(e.buf, e.keys[c]...)
 			var err error
 			if e.buf, err = appendJSON(e.buf, col, row); err != nil {
-				return fmt.Errorf("column %s: %w", e.schema.Field(c).Name, err)
+				return &routes.ValueError{Column: e.schema.Field(c).Name, Err: err}
 			}
 		}
 		e.buf = append(e.buf, '}', '\n')

@@ -10,6 +10,8 @@ import (
 	"github.com/ClickHouse/ch-go/proto"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // insert streams the batches as gzip'd INSERT bodies in RowBinary (or
@@ -166,7 +168,7 @@ func (c *rowCursor) encodeRow(buf []byte, row int) ([]byte, error) {
 	var err error
 	for j, f := range c.binds {
 		if buf, err = f(buf, row); err != nil {
-			return buf, fmt.Errorf("column %s: %w", c.cols[j], err)
+			return buf, &routes.ValueError{Column: c.cols[j], Err: err}
 		}
 	}
 	return buf, nil

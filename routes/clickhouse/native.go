@@ -12,6 +12,8 @@ import (
 	"github.com/ClickHouse/ch-go"
 	"github.com/ClickHouse/ch-go/chpool"
 	"github.com/ClickHouse/ch-go/proto"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // Protocol negotiation: ch-go writes the client-info block of a query in
@@ -197,7 +199,7 @@ func fillBlock(ics []*inputCol, cols []string, encs []encoder, next batchSource)
 			for _, c := range ics {
 				c.reset()
 			}
-			return 0, fmt.Errorf("column %s: %w", cols[i], err)
+			return 0, &routes.ValueError{Column: cols[i], Err: err}
 		}
 		c.rows = int(b.NumRows())
 	}

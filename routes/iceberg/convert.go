@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // converter turns source batches into batches of the table's Arrow schema:
@@ -55,12 +57,17 @@ func (c *converter) convert(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 		if si < 0 {
 			cols[i] = array.MakeArrayOfNull(c.mem, f.Type, int(rec.NumRows()))
 		} else if cols[i], err = convertArray(ctx, rec.Column(si), f.Type, c.mem); err != nil {
-			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+			return nil, &routes.ValueError{Column: f.Name, Err: err}
+		}
+		// PostgreSQL's infinity reaches Arrow as a sentinel that Iceberg
+		// would keep as a date in year 294247 (or 5881580)
+		if inf := routes.Infinity(cols[i]); inf != "" {
+			return nil, &routes.ValueError{Column: f.Name, Err: fmt.Errorf("%s has no Iceberg value (Iceberg has no infinite dates): replace it at the source, e.g. a view with NULLIF(col, '%[1]s')", inf)}
 		}
 		// A null in a required column would be written as whatever its slot
 		// holds (an upsert's NULL key landed as "" or a random integer).
 		if n := cols[i].NullN(); n > 0 && !f.Nullable {
-			return nil, fmt.Errorf("column %s is required in the table (NOT NULL, or a key: an identifier field), but %d rows of the batch hold NULL there", f.Name, n)
+			return nil, &routes.ValueError{Column: f.Name, Err: fmt.Errorf("required in the table (NOT NULL, or a key: an identifier field), but %d rows of the batch hold NULL there", n)}
 		}
 	}
 	return array.NewRecordBatch(c.target, cols, rec.NumRows()), nil
@@ -155,8 +162,10 @@ func valueText(arr arrow.Array, i int) (string, error) {
 	case *array.Duration:
 		unit := a.DataType().(*arrow.DurationType).Unit.Multiplier()
 		return clockText(int64(a.Value(i)) * int64(unit)), nil
-	case *array.Decimal128, *array.Decimal256:
-		return arr.ValueStr(i), nil
+	case *array.Decimal128: // plain digits: ValueStr prints -1e-30
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale), nil
+	case *array.Decimal256:
+		return a.Value(i).ToString(a.DataType().(*arrow.Decimal256Type).Scale), nil
 	}
 	b, err := json.Marshal(arr.GetOneForMarshal(i))
 	if err != nil {

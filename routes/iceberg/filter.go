@@ -35,7 +35,17 @@ func (e *Endpoint) ReadWhere(ctx context.Context, r routes.Range, opts routes.Re
 // boolean equality and IS [NOT] NULL. Decimals, floats, dates and
 // timestamps stay on the client.
 func rowFilter(x where.Expr, schema *arrow.Schema) (iceberg.BooleanExpression, bool) {
-	return where.Push(x, where.Builder[iceberg.BooleanExpression]{
+	return where.Push(x, filterBuilder(schema))
+}
+
+// Residual is the part of x the client still applies: what rowFilter
+// does not push.
+func (e *Endpoint) Residual(x where.Expr, schema *arrow.Schema) where.Expr {
+	return where.Residual(x, filterBuilder(schema))
+}
+
+func filterBuilder(schema *arrow.Schema) where.Builder[iceberg.BooleanExpression] {
+	return where.Builder[iceberg.BooleanExpression]{
 		Leaf: func(e where.Expr) (iceberg.BooleanExpression, bool, bool) {
 			f, ok := filterLeaf(e, schema)
 			return f, ok, ok
@@ -43,7 +53,7 @@ func rowFilter(x where.Expr, schema *arrow.Schema) (iceberg.BooleanExpression, b
 		And: func(l, r iceberg.BooleanExpression) iceberg.BooleanExpression { return iceberg.NewAnd(l, r) },
 		Or:  func(l, r iceberg.BooleanExpression) iceberg.BooleanExpression { return iceberg.NewOr(l, r) },
 		Not: func(x iceberg.BooleanExpression) iceberg.BooleanExpression { return iceberg.NewNot(x) },
-	})
+	}
 }
 
 func filterLeaf(e where.Expr, schema *arrow.Schema) (iceberg.BooleanExpression, bool) {

@@ -1,6 +1,7 @@
 package iceberg_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -141,7 +142,7 @@ INSERT INTO %[1]s.rq VALUES (1, 10, 'a', '2024-01-01')`, pg.Schema))
 		pg.Exec(t, ctx, fmt.Sprintf(`ALTER TABLE %[1]s.rq ALTER %[2]s DROP NOT NULL;
 INSERT INTO %[1]s.rq VALUES (%[3]d, 1, 'x', '2024-01-02'); UPDATE %[1]s.rq SET %[2]s = NULL WHERE id = %[3]d`, pg.Schema, col, i+2))
 		_, err := copyURLs(ctx, pg.URL(), ice.URL(), spec)
-		if err == nil || !strings.Contains(err.Error(), "column "+col+" is required") {
+		if err == nil || !strings.Contains(err.Error(), "column "+col+": required") || !errors.Is(err, routes.ErrBadInput) {
 			t.Fatalf("NULL in %s: got %v, want an error naming the required column", col, err)
 		}
 		pg.Exec(t, ctx, fmt.Sprintf(`DELETE FROM %s.rq WHERE id = %d`, pg.Schema, i+2))

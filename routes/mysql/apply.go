@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -232,7 +233,7 @@ func applyTable(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) err
 	if len(tw.Deletes) > 0 {
 		var buf bytes.Buffer
 		for _, key := range tw.Deletes {
-			writeLoadRow(&buf, key)
+			writeLoadRow(&buf, yearTexts(t, t.KeyNames(), key))
 		}
 		if err := loadRows(ctx, tx, delTemp(n), t.KeyNames(), &buf, int64(len(tw.Deletes))); err != nil {
 			return fmt.Errorf("stage deletes: %w", err)
@@ -267,7 +268,7 @@ func stageUpserts(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, tmp stri
 			}
 		}
 		partial = partial || len(unchanged) > 0
-		row := append(append(append([]any(nil), u.Row...), u.Origin...), strings.Join(unchanged, ","))
+		row := append(append(append([]any(nil), yearTexts(t, t.Columns, u.Row)...), yearTexts(t, t.KeyNames(), u.Origin)...), strings.Join(unchanged, ","))
 		writeLoadRow(&buf, row)
 	}
 	cols := append(append([]string(nil), t.Columns...), originNames(len(t.Key))...)
@@ -309,6 +310,27 @@ FIELDS TERMINATED BY '\t' ENCLOSED BY '' ESCAPED BY '\\' LINES TERMINATED BY '\n
 		return fmt.Errorf("the server took %d of %d rows", n, want)
 	}
 	return nil
+}
+
+// yearTexts returns the values of columns cols with those of YEAR columns
+// (by the table's native types) as four digits: LOAD DATA reads "0" into
+// YEAR as 2000, "0000" as 0000.
+func yearTexts(t *cdc.Table, cols []string, vals []any) []any {
+	out, copied := vals, false
+	for i, c := range cols {
+		j := slices.Index(t.Columns, c)
+		if j < 0 || j >= len(t.Types) || i >= len(vals) || parseColumnType(t.Types[j]).dataType != "year" {
+			continue
+		}
+		switch v := vals[i].(type) {
+		case int, int8, int16, int32, int64, uint8, uint16, uint32, uint64:
+			if !copied {
+				out, copied = append([]any(nil), vals...), true
+			}
+			out[i] = fmt.Sprintf("%04d", v)
+		}
+	}
+	return out
 }
 
 // writeLoadRow writes values as one LOAD DATA line: NULL as \N, bytes and

@@ -157,8 +157,9 @@ type stagedColumn struct {
 	ddl string
 }
 
-// loadTarget is the LOAD DATA column-list entry and, for BIT and JSON
-// columns, the SET clause that converts the user variable holding the text.
+// loadTarget is the LOAD DATA column-list entry and, for BIT, JSON and
+// YEAR columns, the SET clause that converts the user variable holding the
+// text.
 func (c stagedColumn) loadTarget(i int) (target, set string) {
 	ct := parseColumnType(c.ddl)
 	v := fmt.Sprintf("@v%d", i)
@@ -167,6 +168,8 @@ func (c stagedColumn) loadTarget(i int) (target, set string) {
 		return v, fmt.Sprintf("%s = CAST(%s AS UNSIGNED)", quoteIdent(c.Name), v)
 	case "json":
 		return v, fmt.Sprintf("%s = CONVERT(%s USING utf8mb4)", quoteIdent(c.Name), v)
+	case "year": // LOAD DATA reads "0" into YEAR as 2000, "0000" as 0000
+		return v, fmt.Sprintf("%s = LPAD(%s, 4, '0')", quoteIdent(c.Name), v)
 	}
 	return quoteIdent(c.Name), ""
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // The LOAD DATA text format the encoder writes and loadSQL declares:
@@ -54,7 +56,7 @@ func (e *encoder) Encode(b arrow.RecordBatch) error {
 		fns[c] = fn
 	}
 	for i := 0; i < int(b.NumRows()); i++ {
-		if err := e.encodeRow(cols, fns, i); err != nil {
+		if err := e.encodeRow(b.Schema(), cols, fns, i); err != nil {
 			return fmt.Errorf("row %d: %w", e.rows+1, err)
 		}
 		e.rows++
@@ -67,7 +69,7 @@ func (e *encoder) Encode(b arrow.RecordBatch) error {
 	return nil
 }
 
-func (e *encoder) encodeRow(cols []arrow.Array, fns []valueFunc, i int) error {
+func (e *encoder) encodeRow(s *arrow.Schema, cols []arrow.Array, fns []valueFunc, i int) error {
 	var err error
 	for c, col := range cols {
 		if c > 0 {
@@ -78,7 +80,7 @@ func (e *encoder) encodeRow(cols []arrow.Array, fns []valueFunc, i int) error {
 			continue
 		}
 		if e.buf, err = fns[c](e.buf, i); err != nil {
-			return fmt.Errorf("column %d: %w", c+1, err)
+			return &routes.ValueError{Column: s.Field(c).Name, Err: err}
 		}
 	}
 	e.buf = append(e.buf, rowSep)

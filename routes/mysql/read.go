@@ -32,6 +32,12 @@ func (e *Endpoint) PushDown(x where.Expr, schema *arrow.Schema) string {
 	return cond
 }
 
+// Residual is the part of x the client still applies: what the server
+// does not evaluate itself (where.SQL).
+func (e *Endpoint) Residual(x where.Expr, schema *arrow.Schema) where.Expr {
+	return where.SQLResidual(x, schema, dialect)
+}
+
 // ReadWhere is Read with the pushable part of x ANDed to the range's own
 // condition, so the server sends only the rows it keeps (or a superset).
 func (e *Endpoint) ReadWhere(ctx context.Context, r routes.Range, opts routes.ReadOptions, x where.Expr) (routes.Stream, error) {

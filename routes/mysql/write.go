@@ -152,7 +152,9 @@ func warnings(ctx context.Context, conn querier) error {
 	if err := rows.Err(); err != nil || len(msgs) == 0 {
 		return err
 	}
-	return fmt.Errorf("the server changed or skipped values (LOAD DATA reports data errors as warnings): %s", strings.Join(msgs, "; "))
+	// a value the column cannot hold: bad input (exit 2); the warning
+	// names the column
+	return routes.BadInput("the server changed or skipped values (LOAD DATA reports data errors as warnings): %s", strings.Join(msgs, "; "))
 }
 
 // loadHint explains the errors a server with LOAD DATA LOCAL disabled gives.

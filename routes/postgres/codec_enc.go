@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -230,26 +233,65 @@ var bytesGetters = map[arrow.Type]func(a arrow.Array, i int) []byte{
 	arrow.FIXED_SIZE_BINARY: func(a arrow.Array, i int) []byte { return a.(*array.FixedSizeBinary).Value(i) },
 }
 
-// encText writes text bytes; strings and binaries are taken as they are
-// (PostgreSQL checks the encoding).
+// encText writes text bytes; strings and binaries are taken as they are,
+// once checked here: PostgreSQL text holds UTF-8 without NUL bytes (a
+// ClickHouse String holds any bytes), and the server's own refusal would
+// fail the run without naming the column.
 func encText(t arrow.DataType) encodeFunc {
 	if t.ID() == arrow.STRING {
 		return func(e *encoder, a arrow.Array, i int) error {
-			e.buf = append(e.buf, a.(*array.String).Value(i)...)
+			v := a.(*array.String).Value(i)
+			if err := checkText(v); err != nil {
+				return err
+			}
+			e.buf = append(e.buf, v...)
 			return nil
 		}
 	}
 	if get := stringGetters[t.ID()]; get != nil {
 		return func(e *encoder, a arrow.Array, i int) error {
-			e.buf = append(e.buf, get(a, i)...)
+			v := get(a, i)
+			if err := checkText(v); err != nil {
+				return err
+			}
+			e.buf = append(e.buf, v...)
 			return nil
 		}
 	}
 	if get := bytesGetters[t.ID()]; get != nil && t.ID() != arrow.FIXED_SIZE_BINARY {
 		return func(e *encoder, a arrow.Array, i int) error {
-			e.buf = append(e.buf, get(a, i)...)
+			v := get(a, i)
+			if err := checkBytes(v); err != nil {
+				return err
+			}
+			e.buf = append(e.buf, v...)
 			return nil
 		}
+	}
+	return nil
+}
+
+var (
+	errTextUTF8 = errors.New("text is not valid UTF-8, which a PostgreSQL text column needs: write it into bytea, or clean it at the source")
+	errTextNUL  = errors.New("text holds a NUL byte (0x00), which PostgreSQL text cannot hold: write it into bytea, or clean it at the source")
+)
+
+func checkText(v string) error {
+	switch {
+	case !utf8.ValidString(v):
+		return errTextUTF8
+	case strings.IndexByte(v, 0) >= 0:
+		return errTextNUL
+	}
+	return nil
+}
+
+func checkBytes(v []byte) error {
+	switch {
+	case !utf8.Valid(v):
+		return errTextUTF8
+	case bytes.IndexByte(v, 0) >= 0:
+		return errTextNUL
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ func (e *encoder) row(i int) error {
 	e.buf = be.AppendUint16(e.buf[:0], uint16(len(e.encs)))
 	for c, enc := range e.encs {
 		if err := e.field(enc, e.arrs[c], i); err != nil {
-			return fmt.Errorf("column %q: %w", e.cols[c].Name, err)
+			return &routes.ValueError{Column: e.cols[c].Name, Err: err}
 		}
 	}
 	_, err := e.w.Write(e.buf)

@@ -63,7 +63,7 @@ var foreignColumns = []foreignColumn{
 	}, [2]string{"1234567890123456789012345678901234567890.0123456789", "-1.0000000000"}},
 	{"js", "json", arrow.BinaryTypes.String, func(b array.Builder) {
 		b.(*array.StringBuilder).AppendValues([]string{`{"a":[1,2]}`, `[]`}, nil)
-	}, [2]string{`{"a": [1, 2]}`, "[]"}},
+	}, [2]string{`{"a":[1,2]}`, "[]"}}, // MySQL json lands as json: the text exactly
 	{"txt", "varchar(10)", arrow.BinaryTypes.String, func(b array.Builder) {
 		b.(*array.StringBuilder).AppendValues([]string{"héllo", ""}, nil)
 	}, [2]string{"héllo", ""}},

@@ -206,7 +206,7 @@ func decimalBounds(p, s int32) (int32, int32) {
 // pgType is the DDL type of a Postgres destination column. A Postgres
 // source keeps its own type, so binary COPY passes through unchanged;
 // other sources get the type their Arrow type maps to, with the native
-// type as a hint (MySQL json → jsonb, year → smallint).
+// type as a hint (MySQL json → json, year → smallint).
 func pgType(c routes.Column, sourceScheme string) string {
 	if (sourceScheme == Scheme || sourceScheme == "postgresql") && c.NativeType != "" {
 		return c.NativeType
@@ -222,8 +222,12 @@ func nativeHint(c routes.Column) string {
 	switch {
 	case c.Type == nil:
 		return ""
-	case strings.HasPrefix(native, "json") && isStringish(c.Type):
+	case native == "jsonb" && isStringish(c.Type):
 		return "jsonb"
+	case native == "json" && isStringish(c.Type):
+		// json keeps the text exactly; jsonb would drop a duplicate
+		// object key (keeping the last), reorder keys and respace
+		return "json"
 	case native == "year" && arrow.IsInteger(c.Type.ID()):
 		return "smallint"
 	}

@@ -103,7 +103,8 @@ func TestPGType(t *testing.T) {
 		{"decimal256", &arrow.Decimal256Type{Precision: 65, Scale: 30}, "decimal(65,30)", "mysql", "numeric(65,30)"},
 		{"utf8", arrow.BinaryTypes.String, "varchar(10)", "mysql", "text"},
 		{"large utf8", arrow.BinaryTypes.LargeString, "", "s3", "text"},
-		{"json hint", arrow.BinaryTypes.String, "json", "mysql", "jsonb"},
+		{"json hint", arrow.BinaryTypes.String, "json", "mysql", "json"}, // jsonb would drop a duplicate key
+		{"jsonb hint", arrow.BinaryTypes.String, "jsonb", "cockroach", "jsonb"},
 		{"json ext", jsonExt(), "", "s3", "jsonb"},
 		{"year hint", arrow.PrimitiveTypes.Uint16, "year", "mysql", "smallint"},
 		{"binary", arrow.BinaryTypes.Binary, "", "s3", "bytea"},

@@ -152,18 +152,27 @@ func unsignedComparer(a arrow.Array, r *big.Rat, b intBound) (func(i int) int, e
 	return nil, fmt.Errorf("unexpected array %T", a)
 }
 
-// floatComparer orders NaN below every number (Go's cmp.Compare).
+// floatComparer orders NaN above every number and equal to itself, as
+// PostgreSQL and DuckDB do (a literal is never NaN). Sources that compare
+// floats themselves (SQL sources: where.SQL) are not re-checked with it.
 func floatComparer(r *big.Rat) comparer {
 	f, _ := r.Float64()
 	return func(a arrow.Array) (func(i int) int, error) {
 		switch a := a.(type) {
 		case *array.Float64:
-			return func(i int) int { return cmp.Compare(a.Value(i), f) }, nil
+			return func(i int) int { return nanHigh(a.Value(i), f) }, nil
 		case *array.Float32:
-			return func(i int) int { return cmp.Compare(float64(a.Value(i)), f) }, nil
+			return func(i int) int { return nanHigh(float64(a.Value(i)), f) }, nil
 		}
 		return nil, fmt.Errorf("unexpected array %T", a)
 	}
+}
+
+func nanHigh(x, lit float64) int {
+	if x != x {
+		return 1
+	}
+	return cmp.Compare(x, lit)
 }
 
 // decimalComparer compares unscaled decimal integers with r·10^scale,

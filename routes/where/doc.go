@@ -7,9 +7,10 @@
 // Parse turns the text into an AST (Expr). Compile binds an Expr to an Arrow
 // schema and Filter.Apply keeps the rows of a record batch for which it is
 // true (SQL's three-valued logic: a NULL comparison is unknown, and unknown
-// rows are dropped). SQL renders the part of an Expr a SQL source can apply
-// without ever dropping a row the client-side filter would keep, so a
-// pushed-down filter only saves work and never changes a result.
+// rows are dropped; NaN is above every number and equal to itself). SQL renders the
+// part of an Expr a SQL source evaluates itself, by its own rules (collation,
+// NaN order), and SQLResidual the rest, which the client applies: so weir
+// read returns what the source's own SELECT … WHERE returns.
 //
 // Literals: integers, decimals (exact; 1e3 style too), 'strings' (a quote
 // inside is doubled), TRUE and FALSE. A string literal compared with a timestamp or

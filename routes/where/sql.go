@@ -2,6 +2,7 @@ package where
 
 import (
 	"context"
+	"math"
 	"math/big"
 	"strings"
 
@@ -24,6 +25,35 @@ type Pushdown interface {
 	PushDown(e Expr, schema *arrow.Schema) string
 	// ReadWhere is Read restricted to rows meeting e, or to a superset.
 	ReadWhere(ctx context.Context, r routes.Range, opts routes.ReadOptions, e Expr) (routes.Stream, error)
+}
+
+// Residualer is the optional companion of Pushdown: the part of a filter
+// the client must still apply after ReadWhere (nil: none). A source that
+// evaluates a comparison itself is the judge of it: its collation decides
+// string comparisons, its order NaN; the client re-checking it with its own
+// rules would drop rows the source's own SELECT returns. A Pushdown without
+// it has the whole filter applied again on the client.
+type Residualer interface {
+	Residual(e Expr, schema *arrow.Schema) Expr
+}
+
+// Residual is the part of e that a source pushing with b leaves to the
+// client: the conjuncts b does not apply exactly (nil when none).
+func Residual[T any](e Expr, b Builder[T]) Expr {
+	if a, ok := e.(*And); ok {
+		l, r := Residual(a.L, b), Residual(a.R, b)
+		switch {
+		case l == nil:
+			return r
+		case r == nil:
+			return l
+		}
+		return &And{L: l, R: r}
+	}
+	if _, exact, ok := push(e, b); ok && exact {
+		return nil
+	}
+	return e
 }
 
 // Builder turns a filter into a source's own condition of type T (SQL
@@ -100,28 +130,40 @@ var MySQL = Dialect{
 	},
 }
 
-// SQL renders the part of e that a SQL engine evaluates with the client's
-// meaning, or at most loosens (so the rows it returns are a superset of the
-// rows e keeps); ok is false when nothing can be pushed. What is pushed:
+// SQL renders the part of e that a SQL engine evaluates itself; ok is
+// false when nothing can be pushed. What is pushed, each evaluated by the
+// engine's own rules (SQLResidual leaves it off the client's re-check, so
+// weir read returns what the server's own SELECT … WHERE returns):
 //
 //   - comparisons of integer and decimal columns with number literals
 //     (with Dialect.IntegerLiterals, integers in the int64 range only), and
-//     IS [NOT] NULL on any column: exact in every SQL engine;
-//   - boolean columns compared with TRUE/FALSE: exact;
-//   - string columns with = only: a case- or accent-insensitive collation
-//     (MySQL's default) or PAD SPACE can only match more rows, never fewer;
-//     <, > and != depend on the collation and stay on the client;
+//     IS [NOT] NULL on any column;
+//   - boolean columns compared with TRUE/FALSE;
+//   - string columns compared with a string: the column's collation decides
+//     (MySQL's default is case-insensitive and pads with spaces);
+//   - float columns compared with a number a double holds finitely: the
+//     engine orders NaN (PostgreSQL above every number and equal to itself;
+//     ClickHouse as IEEE 754, where every comparison with NaN but != is
+//     false);
 //   - AND, OR and NOT as Push says.
 //
-// Floats (NaN ordering), timestamps (session time zones) and dates are not
-// pushed.
+// Timestamps (session time zones) and dates stay on the client.
 func SQL(e Expr, schema *arrow.Schema, d Dialect) (cond string, ok bool) {
-	return Push(e, Builder[string]{
+	return Push(e, sqlBuilder(schema, d))
+}
+
+// SQLResidual is what the client applies after SQL's condition.
+func SQLResidual(e Expr, schema *arrow.Schema, d Dialect) Expr {
+	return Residual(e, sqlBuilder(schema, d))
+}
+
+func sqlBuilder(schema *arrow.Schema, d Dialect) Builder[string] {
+	return Builder[string]{
 		Leaf: func(e Expr) (string, bool, bool) { return sqlLeaf(e, schema, d) },
 		And:  func(l, r string) string { return "(" + l + " AND " + r + ")" },
 		Or:   func(l, r string) string { return "(" + l + " OR " + r + ")" },
 		Not:  func(x string) string { return "(NOT (" + x + "))" }, // no engine's precedence to rely on
-	})
+	}
 }
 
 func sqlLeaf(e Expr, schema *arrow.Schema, d Dialect) (string, bool, bool) {
@@ -152,8 +194,13 @@ func renderCmp(e *Cmp, schema *arrow.Schema, d Dialect) (string, bool, bool) {
 		return col + decimalText(e.Lit.Num), true, true
 	case id == arrow.BOOL && e.Lit.Kind == LitBool:
 		return col + e.Lit.Text, true, true
-	case (id == arrow.STRING || id == arrow.LARGE_STRING) && e.Lit.Kind == LitString && e.Op == Eq:
-		return col + d.QuoteString(e.Lit.Text), false, true
+	case (id == arrow.STRING || id == arrow.LARGE_STRING) && e.Lit.Kind == LitString:
+		return col + d.QuoteString(e.Lit.Text), true, true
+	case arrow.IsFloating(id) && e.Lit.Kind == LitNumber:
+		if f, _ := e.Lit.Num.Float64(); math.IsInf(f, 0) {
+			return "", false, false // 1e400: an engine's overflow, the client's +Inf
+		}
+		return col + decimalText(e.Lit.Num), true, true
 	}
 	return "", false, false
 }

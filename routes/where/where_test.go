@@ -165,10 +165,12 @@ func TestSQL(t *testing.T) {
 		{"amount > 1e3 AND id <= -2.50", `("amount" > 1000 AND "id" <= -2.5)`, "(`amount` > 1000 AND `id` <= -2.5)"},
 		{`name = 'it''s\'`, `"name" = 'it''s\'`, "`name` = 'it''s\\\\'"},
 		{"name = 'a' AND ts > '2024-01-01'", `"name" = 'a'`, "`name` = 'a'"},
-		{"NOT name = 'a'", "", ""},
+		{"NOT name = 'a'", `(NOT ("name" = 'a'))`, "(NOT (`name` = 'a'))"},
 		{"NOT amount IS NULL", `(NOT ("amount" IS NULL))`, "(NOT (`amount` IS NULL))"},
-		{"id = 1 OR f > 1", "", ""},
-		{"name < 'b'", "", ""},
+		{"id = 1 OR f > 1", `("id" = 1 OR "f" > 1)`, "(`id` = 1 OR `f` > 1)"},
+		{"name < 'b'", `"name" < 'b'`, "`name` < 'b'"},
+		{"ts > '2024-01-01' OR id = 1", "", ""},
+		{"f > 1e400", "", ""},
 		{"flag = TRUE", `"flag" = TRUE`, "`flag` = TRUE"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,55 @@
+package routes
+
+import (
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// ValueError is a value a destination cannot hold (NaN into MySQL, a date
+// outside ClickHouse's Date, PostgreSQL's infinity into Iceberg), found
+// while writing: bad input (exit 2) naming the column. The stage is
+// aborted, so nothing of the table lands; weir.Transfer's error names the
+// table.
+type ValueError struct {
+	Column string
+	Err    error
+}
+
+func (e *ValueError) Error() string { return "column " + e.Column + ": " + e.Err.Error() }
+
+// Unwrap returns the conversion's error.
+func (e *ValueError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrBadInput) true.
+func (e *ValueError) Is(target error) bool { return target == ErrBadInput }
+
+// Infinity finds PostgreSQL's ±infinity in a timestamp or date32 array:
+// the postgres route keeps them as the sentinels MaxInt64/MinInt64
+// (timestamp, any unit) and MaxInt32/MinInt32 (date32), docs/routes-postgres.md.
+// It returns "infinity" or "-infinity" for the first one, or "".
+func Infinity(a arrow.Array) string {
+	switch a := a.(type) {
+	case *array.Timestamp:
+		for i := 0; i < a.Len(); i++ {
+			if a.IsValid(i) && (a.Value(i) == math.MaxInt64 || a.Value(i) == math.MinInt64) {
+				return infinityName(a.Value(i) > 0)
+			}
+		}
+	case *array.Date32:
+		for i := 0; i < a.Len(); i++ {
+			if a.IsValid(i) && (a.Value(i) == math.MaxInt32 || a.Value(i) == math.MinInt32) {
+				return infinityName(a.Value(i) > 0)
+			}
+		}
+	}
+	return ""
+}
+
+func infinityName(pos bool) string {
+	if pos {
+		return "infinity"
+	}
+	return "-infinity"
+}
