@@ -167,7 +167,7 @@ func Open(ctx context.Context, raw string, opts Options) (Source, error) {
 	case "pubsub":
 		return openPubSub(ctx, u, opts)
 	case "sqs":
-		return nil, fmt.Errorf("%w: sqs:// sources are not built yet (docs/streams.md)", routes.ErrUnsupported)
+		return openSQS(ctx, u, opts)
 	}
 	return nil, routes.BadInput("stream source %s: unknown scheme %q (known: %v)", routes.Redact(raw), u.Scheme, Schemes)
 }
