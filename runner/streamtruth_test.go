@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -521,5 +524,40 @@ func TestStream_QuarantineOnce(t *testing.T) {
 	}
 	if got := d.ids(t, "ev_append"); !slices.Equal(got, wantIDs(n)) {
 		t.Errorf("sink ids %v, want %v", got, wantIDs(n))
+	}
+}
+
+// TestStream_PubSubDown: an available_now run of a pubsub:// task whose
+// service cannot be reached fails (exit 1) after reconnect_attempts,
+// naming the subscription. The client's streaming pull retries quietly
+// for ever, so the run once ended at its first empty batch with exit 0.
+// (A child process: PUBSUB_EMULATOR_HOST is the process's.)
+func TestStream_PubSubDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := l.Addr().String()
+	l.Close()
+	d := newTruthDAG(t, "pubsub://weir-test/weir_down_sub", "reconnect_attempts: 2", "1")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperDagfile+"="+d.path, helperTask+"=t", "PUBSUB_EMULATOR_HOST="+down)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still running after 60 s\n%s", stderr.String())
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "unreachable after 2 reconnect attempts") ||
+		!strings.Contains(stderr.String(), "weir_down_sub") {
+		t.Errorf("run with the Pub/Sub service down: %v\n%s\nwant exit 1 naming the subscription, unreachable after 2 reconnect attempts", err, stderr.String())
 	}
 }
