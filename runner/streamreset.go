@@ -73,6 +73,7 @@ func (r *Runner) resetStreamTo(ctx context.Context, t *dagfile.Task, to string, 
 		return err
 	}
 	defer run.dropTemp(context.WithoutCancel(ctx))
+	run.checked, run.bad = 0, 0 // the max_bad_ratio window starts again at the new cursor
 	if err := run.loadEmpty(ctx); err != nil {
 		return err
 	}
