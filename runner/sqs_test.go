@@ -3,10 +3,15 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/stream/streamtest"
@@ -56,5 +61,42 @@ func TestStream_SQSTruth(t *testing.T) {
 				t.Errorf("error %v: want it to say %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestStream_SQSFIFOMerge: a FIFO queue's updates of a key (all in one
+// message group) land in their order through small batches: the merge
+// sink holds each key's last update, never an older one.
+func TestStream_SQSFIFOMerge(t *testing.T) {
+	ep := streamtest.SQSEndpoint(t)
+	c := streamtest.SQSClient(t, ep)
+	name := fmt.Sprintf("weir_t_%d_merge.fifo", time.Now().UnixNano()%1e12)
+	qurl := streamtest.CreateSQSQueue(c, name, map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+	defer c.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(qurl)})
+	const n = 40
+	last := map[string]string{}
+	for seq := 1; seq <= n; seq++ {
+		id := seq % 6
+		body := fmt.Sprintf(`{"id":%d,"seq":%d}`, id, seq)
+		if _, err := c.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(qurl),
+			MessageBody: aws.String(body), MessageGroupId: aws.String(fmt.Sprint("g", id%3))}); err != nil {
+			t.Fatal(err)
+		}
+		last[fmt.Sprint(id)] = fmt.Sprint(seq)
+	}
+	d := newTruthDAG(t, streamtest.SQSURL(ep, name), "batch_size: 3, materialization: merge, key: [id]", "1")
+	r, err := Load(d.path, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rep := once(t, r, "t")
+	ids, seqs := d.rows(t, "t", "id"), d.rows(t, "t", "seq")
+	got := map[string]string{}
+	for i := range ids {
+		got[ids[i]] = seqs[i]
+	}
+	if !maps.Equal(got, last) {
+		t.Errorf("merge sink after %d events in: id → seq %v, want each key's last update %v", rep.RowsIn, got, last)
 	}
 }
