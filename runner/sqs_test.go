@@ -100,3 +100,25 @@ func TestStream_SQSFIFOMerge(t *testing.T) {
 		t.Errorf("merge sink after %d events in: id → seq %v, want each key's last update %v", rep.RowsIn, got, last)
 	}
 }
+
+// TestStream_SQSStatus: weir status shows an sqs:// task's backlog (the
+// queue's messages, as SQS approximates them) as its lag; weir reset is
+// refused (SQS cannot seek).
+func TestStream_SQSStatus(t *testing.T) {
+	p := streamtest.NewSQS(t)
+	d := newTruthDAG(t, p.URL("st"), "", "1")
+	r, err := Load(d.path, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p.Publish(t, 20) // 2 of them bad: quarantined
+	checkStatus(t, r, false, "", 20, true)
+	once(t, r, "t")
+	checkStatus(t, r, true, "20", 0, true)
+	p.Publish(t, 27)
+	checkStatus(t, r, true, "20", 7, true)
+	for _, to := range []string{"earliest", "latest", "5"} {
+		checkReset(t, r, to, "", 0, 0, true, true)
+	}
+}

@@ -19,7 +19,8 @@ import (
 // reads, the task's state in its sink (docs/streams.md).
 
 // streamStatus reports the task's committed cursor and, where the source
-// can tell (Kafka: high-water marks minus the cursor's offsets), its lag;
+// can tell (Kafka: high-water marks minus the cursor's offsets; SQS: the
+// queue's approximate backlog), its lag;
 // otherwise the lag is unknown.
 func (r *Runner) streamStatus(ctx context.Context, t *dagfile.Task, st *TaskStatus) error {
 	run, err := r.newStreamSink(ctx, t, newReport(t))

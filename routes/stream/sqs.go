@@ -210,6 +210,36 @@ func (s *sqsSource) fatal(err error) error {
 	return nil
 }
 
+// sqsEnds is the queue's backlog, for weir status: the messages waiting
+// and those in flight (received, not deleted), as SQS approximates them.
+// A cursor means nothing to SQS: there are no ends to move to.
+func sqsEnds(ctx context.Context, u *url.URL, opts Options) (Ends, error) {
+	opts.ReconnectAttempts = 1
+	if opts.Log == nil {
+		opts.Log = func(string, ...any) {}
+	}
+	s, err := openSQS(ctx, u, opts)
+	if err != nil {
+		return Ends{}, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, sqsCallTimeout)
+	defer cancel()
+	out, err := s.client.GetQueueAttributes(cctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(s.queueURL),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		return Ends{}, fmt.Errorf("sqs %s: %w", s.name, err)
+	}
+	var behind int64
+	for _, k := range []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible} {
+		n, err := strconv.ParseInt(out.Attributes[string(k)], 10, 64)
+		if err != nil {
+			return Ends{}, fmt.Errorf("sqs %s: attribute %s: %q", s.name, k, out.Attributes[string(k)])
+		}
+		behind += n
+	}
+	return Ends{Behind: behind, Known: true}, nil
+}
+
 // Seek does nothing: SQS redelivers what was not deleted.
 func (s *sqsSource) Seek(context.Context, string) error { return nil }
 

@@ -227,8 +227,11 @@ func SourceEnds(ctx context.Context, raw string, opts Options, cursor string) (E
 	if err != nil {
 		return Ends{}, routes.BadInput("stream source %s: %v", routes.Redact(raw), err)
 	}
-	if u.Scheme == "kafka" {
+	switch u.Scheme {
+	case "kafka":
 		return kafkaEnds(ctx, u, opts, cursor)
+	case "sqs":
+		return sqsEnds(ctx, u, opts)
 	}
 	return Ends{}, nil
 }
