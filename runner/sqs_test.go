@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/stream/streamtest"
 )
@@ -120,5 +122,67 @@ func TestStream_SQSStatus(t *testing.T) {
 	checkStatus(t, r, true, "20", 7, true)
 	for _, to := range []string{"earliest", "latest", "5"} {
 		checkReset(t, r, to, "", 0, 0, true, true)
+	}
+}
+
+// TestLintStreams: a malformed sqs:// URL written in the dagfile (as a
+// stream source or a connection) is a lint error at the source's line,
+// its password never shown; a well-formed one, one built from ${VAR}s
+// (checked when it runs) and other schemes pass.
+func TestLintStreams(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weir.yaml")
+	writeFile(t, path, `version: 1
+connections:
+  lake: iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake
+  q: sqs://orders?wiat=5s
+tasks:
+  good:
+    stream: {source: "sqs://orders.fifo?region=eu-west-1&wait=5s&visibility_timeout=2m", sink: lake:raw.good, materialization: merge, key: [id]}
+  bad_param:
+    stream: {source: "sqs://orders?visibility=30s", sink: lake:raw.a, materialization: merge, key: [id]}
+  bad_wait:
+    stream: {source: "sqs://orders?wait=60s", sink: lake:raw.b, materialization: merge, key: [id]}
+  creds:
+    stream: {source: "sqs://AKIA:s3cret@orders", sink: lake:raw.c, materialization: merge, key: [id]}
+  via_conn:
+    stream: {source: q, sink: lake:raw.d, materialization: merge, key: [id]}
+  from_env:
+    stream: {source: "sqs://${QUEUE}?bogus=1", sink: lake:raw.e, materialization: merge, key: [id]}
+  kafka:
+    stream: {source: "kafka://127.0.0.1:9092/t", sink: lake:raw.f, materialization: merge, key: [id]}
+`)
+	f, err := dagfile.LoadStatic(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := f.Select()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"bad_param": `unknown parameter "visibility"`,
+		"bad_wait":  "wait",
+		"creds":     "credentials do not go in the URL",
+		"via_conn":  `unknown parameter "wiat"`,
+	}
+	got := map[string]string{}
+	for _, fd := range LintStreams(f, tasks) {
+		got[fd.Task] = fd.String()
+		if fd.Rule != dagfile.RuleFormat || fd.Severity != dagfile.SeverityError || fd.Line == 0 {
+			t.Errorf("finding %s: want a FORMAT error at the source's line", fd)
+		}
+		if strings.Contains(fd.Message, "s3cret") {
+			t.Errorf("finding shows the password: %s", fd)
+		}
+	}
+	for task, msg := range want {
+		if !strings.Contains(got[task], msg) {
+			t.Errorf("task %s: finding %q, want one saying %q", task, got[task], msg)
+		}
+	}
+	for task := range got {
+		if _, ok := want[task]; !ok {
+			t.Errorf("task %s: unexpected finding %s", task, got[task])
+		}
 	}
 }

@@ -252,3 +252,17 @@ func CheckCursor(raw, cursor string) error {
 	}
 	return nil
 }
+
+// CheckURL checks the shape of a stream source URL without connecting
+// (weir lint): today the sqs:// parameters and queue name; other schemes
+// are checked when they open.
+func CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return routes.BadInput("stream source %s: %v", routes.Redact(raw), err)
+	}
+	if u.Scheme == "sqs" {
+		_, err = parseSQSURL(u)
+	}
+	return err
+}
