@@ -204,7 +204,7 @@ func (s *sqsSource) fatal(err error) error {
 	switch {
 	case errors.As(err, &missing) || errors.As(err, &api) && strings.Contains(api.ErrorCode(), "NonExistentQueue"):
 		return routes.BadInput("stream source %s: the queue does not exist (create it, or check the name, ?region= and ?endpoint=)", s.name)
-	case errors.As(err, &api) && api.ErrorFault() == smithy.FaultClient && !strings.Contains(api.ErrorCode(), "Throttl"):
+	case errors.As(err, &api) && api.ErrorFault() == smithy.FaultClient && !retryableSQSCode(api.ErrorCode()):
 		return routes.BadInput("stream source %s: SQS refused the request: %s: %s", s.name, api.ErrorCode(), api.ErrorMessage())
 	}
 	return nil
@@ -238,6 +238,12 @@ func sqsEnds(ctx context.Context, u *url.URL, opts Options) (Ends, error) {
 		behind += n
 	}
 	return Ends{Behind: behind, Known: true}, nil
+}
+
+// retryableSQSCode: client-side codes that pass with time (throttling,
+// too many messages in flight), not bad input.
+func retryableSQSCode(code string) bool {
+	return strings.Contains(code, "Throttl") || strings.Contains(code, "OverLimit") || code == "RequestTimeout"
 }
 
 // Seek does nothing: SQS redelivers what was not deleted.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
 
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/stream/streamtest"
@@ -305,4 +306,28 @@ func TestSQS_Down(t *testing.T) {
 		t.Fatalf("open against a down endpoint: %v, want a failure naming it, unreachable after 2 reconnect attempts", err)
 	}
 	t.Logf("%v after %s", err, time.Since(start).Round(time.Millisecond))
+}
+
+// TestSQSFatal: which failed calls are bad input (exit 2) and which are
+// retried against reconnect_attempts.
+func TestSQSFatal(t *testing.T) {
+	s := &sqsSource{name: "sqs://q"}
+	tests := []struct {
+		err      error
+		badInput bool
+	}{
+		{&smithy.GenericAPIError{Code: "AWS.SimpleQueueService.NonExistentQueue", Fault: smithy.FaultClient}, true},
+		{&smithy.GenericAPIError{Code: "AccessDenied", Fault: smithy.FaultClient}, true},
+		{&smithy.GenericAPIError{Code: "InvalidClientTokenId", Fault: smithy.FaultClient}, true},
+		{&smithy.GenericAPIError{Code: "RequestThrottled", Fault: smithy.FaultClient}, false},
+		{&smithy.GenericAPIError{Code: "OverLimit", Fault: smithy.FaultClient}, false},
+		{&smithy.GenericAPIError{Code: "InternalError", Fault: smithy.FaultServer}, false},
+		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), false},
+	}
+	for _, tt := range tests {
+		err := s.fatal(tt.err)
+		if (err != nil) != tt.badInput || (err != nil && !errors.Is(err, routes.ErrBadInput)) {
+			t.Errorf("%v: fatal %v, want bad input %v", tt.err, err, tt.badInput)
+		}
+	}
 }
