@@ -29,6 +29,7 @@ var streamPeers = map[string]func(testing.TB) streamtest.Peer{
 	"ws":     streamtest.NewWS,
 	"kafka":  streamtest.NewKafka,
 	"pubsub": streamtest.NewPubSub,
+	"sqs":    streamtest.NewSQS,
 }
 
 // checkStreamPair runs the stream cell of an implemented pair.

@@ -508,11 +508,12 @@ type Stream struct {
 	Cursor          string        // the event field that orders events and resumes (an id, a sequence); for a table source, the keyset column
 	Table           string        // a table source: the SQL table (schema.table) it pages through; "" for event sources
 	ChunkSize       int           // a table source: rows per chunk (one chunk per commit); 0: automatic
-	// ReconnectAttempts is how many reconnects in a row may fail to reach
-	// an SSE or WebSocket server before the run fails; 0: automatic.
+	// ReconnectAttempts is how many reconnects (SSE, WebSocket) or calls
+	// (Pub/Sub, SQS) in a row may fail to reach the source before the run
+	// fails; 0: automatic.
 	ReconnectAttempts int
-	// MinEvents is the fewest events a run checks before the contract's
-	// max_bad_ratio is judged (over all of them); 0: automatic.
+	// MinEvents is the fewest events checked, across runs, before the
+	// contract's max_bad_ratio is judged (over all of them); 0: automatic.
 	MinEvents int
 	scheme    string
 	url       *string

@@ -9,8 +9,35 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/routes/stream"
 	"github.com/weirhq/weir/runner/duck"
 )
+
+// LintStreams checks the shape of the stream source URLs written out in
+// the dagfile (those built from ${VAR}s are checked when the task runs):
+// a malformed sqs:// URL is an error at lint, not at the first run.
+func LintStreams(f *dagfile.File, tasks []*dagfile.Task) []dagfile.Finding {
+	var out []dagfile.Finding
+	for _, t := range tasks {
+		s := t.Stream
+		if s == nil || s.IsTableSource() {
+			continue
+		}
+		raw := s.Source
+		if c := f.Connections[s.SourceConn]; c != nil {
+			raw = c.Raw
+		}
+		if raw == "" || strings.Contains(raw, "${") {
+			continue
+		}
+		if err := stream.CheckURL(raw); err != nil {
+			line, col := t.Pos("stream.source")
+			out = append(out, dagfile.Finding{Rule: dagfile.RuleFormat, Severity: severity(dagfile.RuleFormat), File: f.Path,
+				Line: line, Col: col, Task: t.Name, Message: fmt.Sprintf("task %s: stream.source: %v", t.Name, err)})
+		}
+	}
+	return out
+}
 
 // LintContracts binds the contracts of tasks in DuckDB, as the contract
 // check would run them (contractSQL), over one row of NULLs of the

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -29,11 +30,15 @@ import (
 const (
 	DefaultBatchSize     = 10000
 	DefaultBatchInterval = time.Second
-	// DefaultMinEvents is the fewest events a run checks before it judges
-	// max_bad_ratio: one malformed event in a tiny batch of a slow feed
+	// DefaultMinEvents is the fewest events checked (across runs) before
+	// max_bad_ratio is judged: one malformed event in a tiny batch of a slow feed
 	// is quarantined, not a failure of the task.
-	DefaultMinEvents  = 100
-	streamMark        = "stream" // the name of the source's mark in the task state
+	DefaultMinEvents = 100
+	streamMark       = "stream" // the name of the source's mark in the task state
+	// windowMark is the max_bad_ratio window carried to the next run, in
+	// the task state beside the cursor: Offset the bad events, Rows the
+	// events checked. Absent once a window reached min_events and was judged.
+	windowMark        = "stream.window"
 	sourceCommitPhase = "before-source-commit"
 )
 
@@ -55,9 +60,11 @@ type streamRun struct {
 	size     int
 	interval time.Duration
 	cols     []string // a table source's columns, in the table's order (no contract)
-	// checked and bad count the events this run checked, the window
-	// max_bad_ratio is judged over once it holds min_events.
+	// checked and bad count the events checked since the window was last
+	// judged, earlier runs' included (windowMark): max_bad_ratio is judged
+	// over them once they are min_events. judged: it was, in this run.
 	checked, bad int64
+	judged       bool
 }
 
 // runStream runs a stream task until its source is drained
@@ -102,6 +109,10 @@ func (r *Runner) newStreamSink(ctx context.Context, t *dagfile.Task, rep *Report
 		return nil, fmt.Errorf("sink %s: %w", s.Sink, err)
 	}
 	run.cursor, run.found = marks[streamMark].Offset, found
+	if w, ok := marks[windowMark]; ok {
+		run.checked = max(w.Rows, 0)
+		run.bad, _ = strconv.ParseInt(w.Offset, 10, 64)
+	}
 	run.flat = newFlattener(contractColumns(t.Contract))
 	return run, nil
 }
@@ -324,23 +335,37 @@ func (run *streamRun) check(ctx context.Context) (int64, error) {
 	return bad, nil
 }
 
-// judge adds a checked batch to the run's window and fails when the
-// window holds min_events and more than max_bad_ratio of it is bad. A run
-// that checks fewer events never fails the ratio: its bad events are
-// quarantined.
+// judge adds a checked batch to the window (which earlier runs may have
+// begun) and fails when the window holds min_events and more than
+// max_bad_ratio of it is bad. Until it holds min_events the ratio is not
+// judged: bad events are quarantined, and the window's counts go on to
+// the next run with the cursor (marks).
 func (run *streamRun) judge(total, bad int64) error {
 	c := run.t.Contract
 	run.checked += total
 	run.bad += bad
-	failed := run.checked >= int64(cmpOrInt(run.s.MinEvents, DefaultMinEvents)) && float64(run.bad)/float64(run.checked) > c.MaxBadRatio
+	full := run.checked >= int64(cmpOrInt(run.s.MinEvents, DefaultMinEvents))
+	failed := full && float64(run.bad)/float64(run.checked) > c.MaxBadRatio
 	if run.rep.Contract != nil {
 		run.rep.Contract.Passed = !failed
 	}
 	if failed {
-		return fmt.Errorf("contract of %s: %d of the %d events this run checked break it, above max_bad_ratio %g; the last batch (%d of %d bad) was not committed and is read again on the next run",
+		return fmt.Errorf("contract of %s: %d of the %d events checked since the window began (earlier runs' included, min_events) break it, above max_bad_ratio %g; the last batch (%d of %d bad) was not committed and is read again on the next run",
 			run.t.Name, run.bad, run.checked, c.MaxBadRatio, bad, total)
 	}
+	run.judged = run.judged || full
 	return nil
+}
+
+// marks are the task state committed with a batch: the cursor, and the
+// window while it has not reached min_events (the next run goes on
+// filling it; a judged window starts again).
+func (run *streamRun) marks(cursor string) incremental.Marks {
+	m := incremental.Marks{streamMark: {Offset: cursor, Rows: -1}}
+	if !run.judged && run.checked > 0 {
+		m[windowMark] = incremental.Mark{Offset: strconv.FormatInt(run.bad, 10), Rows: run.checked}
+	}
+	return m
 }
 
 // quarantine appends the bad events (reason, raw payload, run id) to
@@ -443,8 +468,9 @@ func (run *streamRun) stageTo(ctx context.Context, table routes.TableRef, key []
 // meanwhile.
 func (run *streamRun) commit(ctx context.Context, p *pending, cursor, phase string) error {
 	state := func(n int64) routes.State {
-		marks := incremental.Marks{streamMark: {Offset: cursor, Rows: -1}}
-		return incremental.TaskState(run.t.Name, "", marks, run.rep.RunID, n)
+		st := incremental.TaskState(run.t.Name, "", run.marks(cursor), run.rep.RunID, n)
+		st.Watermark = cursor // also with the window's mark beside it
+		return st
 	}
 	err := run.checkOwner(ctx)
 	if err == nil {

@@ -135,6 +135,7 @@ var streamPeers = []struct {
 	{"ws", streamtest.NewWS, true},
 	{"kafka", streamtest.NewKafka, true},
 	{"pubsub", streamtest.NewPubSub, false},
+	{"sqs", streamtest.NewSQS, false},
 }
 
 // TestStream_KillResume: a run killed after its sink commit and before
@@ -157,7 +158,7 @@ func TestStream_KillResume(t *testing.T) {
 					// minute (routes/iceberg DefaultLeaseTTL): too long here.
 					runKilled(t, d.path, "ev_merge", "before-commit")
 					if !pc.seekable {
-						time.Sleep(11 * time.Second) // the dead run's messages come back after the 10 s ack deadline
+						time.Sleep(11 * time.Second) // the dead run's messages come back after the 10 s ack deadline (visibility timeout)
 					}
 				}
 				runKilled(t, d.path, "ev_merge", sourceCommitPhase)

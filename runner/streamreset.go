@@ -19,7 +19,8 @@ import (
 // reads, the task's state in its sink (docs/streams.md).
 
 // streamStatus reports the task's committed cursor and, where the source
-// can tell (Kafka: high-water marks minus the cursor's offsets), its lag;
+// can tell (Kafka: high-water marks minus the cursor's offsets; SQS: the
+// queue's approximate backlog), its lag;
 // otherwise the lag is unknown.
 func (r *Runner) streamStatus(ctx context.Context, t *dagfile.Task, st *TaskStatus) error {
 	run, err := r.newStreamSink(ctx, t, newReport(t))
@@ -73,6 +74,7 @@ func (r *Runner) resetStreamTo(ctx context.Context, t *dagfile.Task, to string, 
 		return err
 	}
 	defer run.dropTemp(context.WithoutCancel(ctx))
+	run.checked, run.bad = 0, 0 // the max_bad_ratio window starts again at the new cursor
 	if err := run.loadEmpty(ctx); err != nil {
 		return err
 	}

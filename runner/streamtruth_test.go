@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -521,5 +524,92 @@ func TestStream_QuarantineOnce(t *testing.T) {
 	}
 	if got := d.ids(t, "ev_append"); !slices.Equal(got, wantIDs(n)) {
 		t.Errorf("sink ids %v, want %v", got, wantIDs(n))
+	}
+}
+
+// TestStream_PubSubDown: an available_now run of a pubsub:// task whose
+// service cannot be reached fails (exit 1) after reconnect_attempts,
+// naming the subscription. The client's streaming pull retries quietly
+// for ever, so the run once ended at its first empty batch with exit 0.
+// (A child process: PUBSUB_EMULATOR_HOST is the process's.)
+func TestStream_PubSubDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := l.Addr().String()
+	l.Close()
+	d := newTruthDAG(t, "pubsub://weir-test/weir_down_sub", "reconnect_attempts: 2", "1")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperDagfile+"="+d.path, helperTask+"=t", "PUBSUB_EMULATOR_HOST="+down)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still running after 60 s\n%s", stderr.String())
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "unreachable after 2 reconnect attempts") ||
+		!strings.Contains(stderr.String(), "weir_down_sub") {
+		t.Errorf("run with the Pub/Sub service down: %v\n%s\nwant exit 1 naming the subscription, unreachable after 2 reconnect attempts", err, stderr.String())
+	}
+}
+
+// TestStream_BadRatioAcrossRuns: the max_bad_ratio window spans runs
+// until it holds min_events (it is kept in the sink beside the cursor):
+// a feed whose every event is bad, arriving one event per run, fails the
+// run that brings the window to min_events, and the runs after it (the
+// failing batch is read again), where each run judged only its own
+// events and none ever failed. A judged window starts again: two bad
+// events among the next min_events fail, though over the whole feed the
+// ratio holds.
+func TestStream_BadRatioAcrossRuns(t *testing.T) {
+	tests := []struct {
+		name     string
+		n        int
+		bad      []int
+		failFrom int // the first run that must fail; runs after it fail too
+	}{
+		{"every event bad, one per run", 7, []int{1, 2, 3, 4, 5, 6, 7}, 5},
+		{"a judged window starts again", 10, []int{9, 10}, 10},
+		{"within the ratio", 10, []int{5, 10}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			bad := map[int]string{}
+			for _, k := range tt.bad {
+				bad[k] = fmt.Sprintf("not json %d", k)
+			}
+			f := newTruthFeed(t, &truthFeed{bad: bad})
+			d := newTruthDAG(t, f.sseURL(), "batch_size: 1, min_events: 5", "0.2")
+			r, err := Load(d.path, Options{Log: testLog{t}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for k := 1; k <= tt.n; k++ {
+				f.mu.Lock()
+				f.n = k
+				f.mu.Unlock()
+				rep, err := r.Once(testContext(t), "t")
+				wantFail := tt.failFrom > 0 && k >= tt.failFrom
+				switch {
+				case wantFail && (err == nil || !strings.Contains(err.Error(), "max_bad_ratio")):
+					t.Fatalf("run %d (feed 1..%d, bad %v): err %v (%d events in), want max_bad_ratio exceeded", k, k, tt.bad, err, rep.RowsIn)
+				case !wantFail && err != nil:
+					t.Fatalf("run %d (feed 1..%d, bad %v): %v", k, k, tt.bad, err)
+				case !wantFail && rep.RowsIn != 1:
+					t.Fatalf("run %d: %d events in, want 1", k, rep.RowsIn)
+				}
+			}
+		})
 	}
 }

@@ -11,6 +11,8 @@ export WEIR_TEST_CLICKHOUSE="${WEIR_TEST_CLICKHOUSE:-clickhouse://default@127.0.
 export WEIR_TEST_CLICKHOUSE_HTTP="${WEIR_TEST_CLICKHOUSE_HTTP:-clickhouse+http://default@127.0.0.1:18123/default}"
 # The BigQuery emulator: it has no copy jobs, so replace swaps by DML.
 export WEIR_TEST_BIGQUERY="${WEIR_TEST_BIGQUERY:-bigquery://test-project/weir_test?endpoint=http://127.0.0.1:9050&swap=dml}"
+# An SQS server speaking the JSON protocol (fauxqs, scripts/services.sh).
+export WEIR_TEST_SQS="${WEIR_TEST_SQS:-http://127.0.0.1:19324}"
 
 # DuckDB's Arrow interface (duckdb-go NewArrowFromConn) needs this build tag;
 # every go command of the project builds with it.

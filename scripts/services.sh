@@ -26,6 +26,13 @@
 #               /var/cache/weir/bq/build.log) and cached in /var/cache/weir/bq, so only the
 #               first run on a machine pays for it. Built when missing under CI=true, or when
 #               go and clang++ are at hand; WEIR_BUILD_BIGQUERY=1 forces it, =0 skips it
+#   SQS         127.0.0.1:19324 (WEIR_TEST_SQS_PORT): fauxqs 1.9.2 from npm, which speaks the
+#               JSON protocol (X-Amz-Target AmazonSQS.*) aws-sdk-go-v2's SQS client uses
+#               (sqslite 2.1.1 speaks only the query protocol: it answers 415 to JSON);
+#               installed with `npm ci` from scripts/sqs/package-lock.json into
+#               /var/cache/weir/fauxqs (Debian's nodejs and npm installed when missing),
+#               run by scripts/sqs/serve.mjs on 127.0.0.1 only; in memory, log in
+#               log/fauxqs.log (trimmed at start)
 #
 # Layout: everything lives in DIR=${WEIR_TEST_DIR:-/var/tmp/weir-test} (it must be
 # traversable by the users postgres, mysql and clickhouse; a second set of instances in
@@ -35,14 +42,15 @@
 #                             weir.conf with the settings below; logs in pg/log) and socket
 #   mariadb/                  my.cnf, data/, socket, pid, error.log
 #   clickhouse/               config.xml, users.xml, data/, tmp/, user_files/, log/
-#   log/                      this script's logs (apt, the BigQuery emulator)
+#   log/                      this script's logs (apt, the BigQuery emulator, fauxqs)
 #   env.sh, ready             written by a run that brought all up (`stop` removes ready):
 #                             `source $DIR/env.sh` exports the WEIR_TEST_* URLs
 # Nothing grows without bound: retained WAL is capped (max_slot_wal_keep_size: an
 # abandoned replication slot is invalidated instead of filling the disk), binlogs expire
 # after a day, server logs rotate (PostgreSQL hourly and truncated, ClickHouse by size),
 # other logs are trimmed at start. Remove everything with `scripts/services.sh stop` and
-# `rm -rf $DIR`. Packages come from Debian (postgresql, mariadb-server, clickhouse-server)
+# `rm -rf $DIR`. Packages come from Debian (postgresql, mariadb-server, clickhouse-server,
+# nodejs and npm for the SQS server)
 # and are installed when missing; installing them may start the system's own servers on
 # their standard ports: those are left alone. (/var/tmp is pruned of files unused for 30
 # days by systemd-tmpfiles on some machines: if an instance then fails to start, stop
@@ -88,9 +96,14 @@ CH_TCP_PORT=${WEIR_TEST_CLICKHOUSE_PORT:-19000}
 CH_HTTP_PORT=${WEIR_TEST_CLICKHOUSE_HTTP_PORT:-18123}
 BQ_PORT=9050
 BQ_GRPC_PORT=9060
+SQS_PORT=${WEIR_TEST_SQS_PORT:-19324}
 
 die() { printf 'services.sh: error: %s\n' "$*" >&2; exit 1; }
 note() { printf 'services.sh: %s\n' "$*" >&2; }
+
+# scripts/sqs (package.json, its lock, serve.mjs), found before leaving the
+# directory the script was started from.
+SQS_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/sqs
 
 # Everything below runs from / so no server inherits a working directory that
 # may disappear (CI runs from a temporary clone).
@@ -741,6 +754,78 @@ status_bigquery() {
 }
 
 ###############################################################################
+# SQS (fauxqs, from npm)
+###############################################################################
+SQS_DIR=/var/cache/weir/fauxqs                              # node_modules, reused across runs
+SQS_LOG=$LOG_DIR/fauxqs.log
+SQS_PIDFILE=$DIR/fauxqs.pid
+SQS_API=http://127.0.0.1:$SQS_PORT
+
+# sqs_ping — a JSON-protocol call, as aws-sdk-go-v2 makes it.
+sqs_ping() {
+	curl -sf --max-time 5 -X POST "$SQS_API/" -H 'Content-Type: application/x-amz-json-1.0' \
+		-H 'X-Amz-Target: AmazonSQS.ListQueues' -d '{}' >/dev/null
+}
+
+sqs_pid() {
+	local pid
+	pid=$(cat "$SQS_PIDFILE" 2>/dev/null) || return 1
+	[ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = node ] && proc_alive "$pid" && echo "$pid"
+}
+
+# sqs_install — npm ci from the lock file when the cached install is not
+# that lock's (the lock pins every package and its checksum).
+sqs_install() {
+	command -v node >/dev/null && command -v npm >/dev/null || apt_install nodejs npm
+	mkdir -p "$SQS_DIR"
+	cp -f "$SQS_SRC/serve.mjs" "$SQS_DIR/serve.mjs"
+	if [ -d "$SQS_DIR/node_modules/fauxqs" ] && cmp -s "$SQS_SRC/package-lock.json" "$SQS_DIR/package-lock.json"; then
+		return 0
+	fi
+	cp -f "$SQS_SRC/package.json" "$SQS_SRC/package-lock.json" "$SQS_DIR/"
+	note "installing fauxqs into $SQS_DIR (npm ci)"
+	(cd "$SQS_DIR" && npm ci --no-audit --no-fund --loglevel=error) </dev/null >>"$LOG_DIR/npm.log" 2>&1 9>&- ||
+		{ tail -n 20 "$LOG_DIR/npm.log" >&2; die "npm ci in $SQS_DIR failed (log: $LOG_DIR/npm.log)"; }
+	SQS_ACTION=" (installed)"
+}
+
+setup_sqs() {
+	SQS_ACTION=""
+	sqs_install
+	if sqs_ping; then
+		echo "sqs ok (fauxqs on 127.0.0.1:$SQS_PORT)$SQS_ACTION"
+		return
+	fi
+	(: </dev/tcp/127.0.0.1/"$SQS_PORT") 2>/dev/null && die "127.0.0.1:$SQS_PORT is taken by a program that does not answer SQS calls"
+	trim_log "$SQS_LOG"
+	# setsid: it outlives this script; the lock's descriptor is closed.
+	FAUXQS_PORT=$SQS_PORT setsid node "$SQS_DIR/serve.mjs" </dev/null >>"$SQS_LOG" 2>&1 9>&- &
+	echo $! >"$SQS_PIDFILE"
+	wait_started $! "$WAIT_SECS" sqs_ping || {
+		tail -n 20 "$SQS_LOG" >&2 2>/dev/null || true
+		die "fauxqs did not answer $SQS_API within ${WAIT_SECS}s (log: $SQS_LOG)"
+	}
+	echo "sqs ok (fauxqs on 127.0.0.1:$SQS_PORT)$SQS_ACTION (started)"
+}
+
+stop_sqs() {
+	local pid
+	pid=$(sqs_pid) || { echo "sqs stopped (was not running)"; return 0; }
+	kill "$pid"
+	wait_until "$WAIT_SECS" not proc_alive "$pid" || die "fauxqs (pid $pid) did not stop within ${WAIT_SECS}s"
+	echo "sqs stopped"
+}
+
+status_sqs() {
+	local pid
+	if pid=$(sqs_pid); then
+		echo "sqs running (fauxqs on 127.0.0.1:$SQS_PORT, pid $pid)"
+	else
+		echo "sqs not running"
+	fi
+}
+
+###############################################################################
 # Packages
 ###############################################################################
 APT_UPDATED=0
@@ -776,6 +861,7 @@ install_packages() {
 	[ -x /usr/sbin/mariadbd ] && command -v mariadb >/dev/null && command -v mariadb-install-db >/dev/null ||
 		pkgs+=(mariadb-server mariadb-client)
 	[ -x "$CH_BIN" ] && command -v clickhouse-client >/dev/null || pkgs+=(clickhouse-server clickhouse-client)
+	command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm) # the SQS server (fauxqs)
 	[ "${#pkgs[@]}" -gt 0 ] || return 0
 	note "installing ${pkgs[*]} from Debian"
 	apt_install "${pkgs[@]}"
@@ -790,6 +876,7 @@ if [ "$CMD" = status ]; then
 	status_mariadb
 	status_clickhouse
 	status_bigquery
+	status_sqs
 	[ -f "$DIR/ready" ] && echo "ready ($DIR/ready; URLs in $DIR/env.sh)" || echo "not ready (no $DIR/ready)"
 	exit 0
 fi
@@ -809,6 +896,7 @@ if [ "$CMD" = stop ]; then
 	stop_mariadb
 	stop_pid clickhouse "$CH_STATUS" clickhouse-serv
 	stop_bigquery
+	stop_sqs
 	exit 0
 fi
 
@@ -822,6 +910,7 @@ setup_postgres
 setup_mariadb
 setup_clickhouse
 setup_bigquery
+setup_sqs
 
 # What the tests connect to (scripts/env.sh holds the same defaults): plain
 # exports, so that sourcing this file after an older env.sh points there.
@@ -830,5 +919,6 @@ export WEIR_TEST_PG='postgres://root@127.0.0.1:$PG_PORT/test?sslmode=disable'
 export WEIR_TEST_MYSQL='mysql://root@127.0.0.1:$MY_PORT/test'
 export WEIR_TEST_CLICKHOUSE='clickhouse://default@127.0.0.1:$CH_TCP_PORT/default'
 export WEIR_TEST_CLICKHOUSE_HTTP='clickhouse+http://default@127.0.0.1:$CH_HTTP_PORT/default'
-export WEIR_TEST_BIGQUERY='bigquery://test-project/weir_test?endpoint=http://127.0.0.1:$BQ_PORT&swap=dml'" || true
+export WEIR_TEST_BIGQUERY='bigquery://test-project/weir_test?endpoint=http://127.0.0.1:$BQ_PORT&swap=dml'
+export WEIR_TEST_SQS='http://127.0.0.1:$SQS_PORT'" || true
 [ -f "$DIR/ready" ] || : >"$DIR/ready"

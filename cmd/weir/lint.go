@@ -29,7 +29,8 @@ func newLintCmd() *cobra.Command {
 		Use:   "lint -f weir.yaml [--format text|json] [--select …] [--env-from FILE]",
 		Short: "Check a dagfile: format, DAG rules and streaming rules",
 		Long: `Lint checks the dagfile without connecting anywhere and without its
-${VAR} values: format errors (DAG-000), cycles (DAG-001), unknown connections
+${VAR} values: format errors (DAG-000; also a malformed sqs:// source URL
+written out in the dagfile: its queue name and parameters), cycles (DAG-001), unknown connections
 (DAG-002), a table written by two tasks (DAG-003), dependencies dropped by
 --select (DAG-004), isolated tasks (DAG-005), unknown deps (DAG-006), and the
 streaming rules STREAM-001 (bare append from a resumable source), STREAM-002
@@ -169,6 +170,7 @@ func lintContracts(ctx context.Context, l lintFlags) ([]dagfile.Finding, error) 
 	if err != nil {
 		return nil, err
 	}
+	out = append(out, runner.LintStreams(f, tasks)...)
 	more, err := runner.LintModels(ctx, f, tasks)
 	return append(out, more...), err
 }

@@ -167,7 +167,7 @@ func Open(ctx context.Context, raw string, opts Options) (Source, error) {
 	case "pubsub":
 		return openPubSub(ctx, u, opts)
 	case "sqs":
-		return nil, fmt.Errorf("%w: sqs:// sources are not built yet (docs/streams.md)", routes.ErrUnsupported)
+		return openSQS(ctx, u, opts)
 	}
 	return nil, routes.BadInput("stream source %s: unknown scheme %q (known: %v)", routes.Redact(raw), u.Scheme, Schemes)
 }
@@ -227,8 +227,11 @@ func SourceEnds(ctx context.Context, raw string, opts Options, cursor string) (E
 	if err != nil {
 		return Ends{}, routes.BadInput("stream source %s: %v", routes.Redact(raw), err)
 	}
-	if u.Scheme == "kafka" {
+	switch u.Scheme {
+	case "kafka":
 		return kafkaEnds(ctx, u, opts, cursor)
+	case "sqs":
+		return sqsEnds(ctx, u, opts)
 	}
 	return Ends{}, nil
 }
@@ -248,4 +251,18 @@ func CheckCursor(raw, cursor string) error {
 		return routes.BadInput("a %s:// source has no position to move to: it redelivers what was not acknowledged", u.Scheme)
 	}
 	return nil
+}
+
+// CheckURL checks the shape of a stream source URL without connecting
+// (weir lint): today the sqs:// parameters and queue name; other schemes
+// are checked when they open.
+func CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return routes.BadInput("stream source %s: %v", routes.Redact(raw), err)
+	}
+	if u.Scheme == "sqs" {
+		_, err = parseSQSURL(u)
+	}
+	return err
 }

@@ -1,7 +1,8 @@
 // Package streamtest holds real protocol peers for stream tests, run in
 // the test process (a killed child process connects to them like any
 // client): an SSE server, a WebSocket feed (coder/websocket), a kfake
-// Kafka cluster and a pstest Pub/Sub server, all serving one feed shape.
+// Kafka cluster, a pstest Pub/Sub server and queues on the test SQS server
+// (WEIR_TEST_SQS), all serving one feed shape.
 package streamtest
 
 import (
@@ -18,6 +19,9 @@ import (
 
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/coder/websocket"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -276,6 +280,113 @@ func (p *pubsubPeer) URL(task string) string {
 func (p *pubsubPeer) Publish(_ testing.TB, n int) {
 	for k := p.n + 1; k <= n; k++ {
 		p.srv.Publish(p.topicName(), []byte(Payload(k)), nil)
+	}
+	p.n = n
+}
+
+// EnvSQS names the SQS server (JSON protocol) the SQS peers use:
+// scripts/services.sh runs fauxqs there.
+const EnvSQS = "WEIR_TEST_SQS"
+
+// SQSEndpoint returns the test SQS server's URL (the test fails under
+// CI=true without one, and is skipped otherwise) and gives the process —
+// and the killed children it starts — dummy credentials: the test server
+// ignores them, and no real ones are ever used against it.
+func SQSEndpoint(t testing.TB) string {
+	t.Helper()
+	raw := os.Getenv(EnvSQS)
+	if raw == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set: run the tests with scripts/test.sh, which starts the servers and sets it", EnvSQS)
+		}
+		t.Skipf("%s is not set (scripts/test.sh sets it)", EnvSQS)
+	}
+	os.Setenv("AWS_ACCESS_KEY_ID", "weir-test")
+	os.Setenv("AWS_SECRET_ACCESS_KEY", "weir-test")
+	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	os.Unsetenv("AWS_PROFILE")
+	os.Unsetenv("AWS_SESSION_TOKEN")
+	c := SQSClient(t, raw)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
+		t.Fatalf("%s=%s is set but does not answer: %v (start it with scripts/services.sh)", EnvSQS, raw, err)
+	}
+	return raw
+}
+
+// SQSClient is an SQS client of the test server at endpoint.
+func SQSClient(t testing.TB, endpoint string) *sqs.Client {
+	t.Helper()
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
+}
+
+// SQSVisibility is the visibility timeout of the SQS peers' queues: a
+// killed run's messages come back after it.
+const SQSVisibility = 10 * time.Second
+
+// sqsPeer is a queue per task on the test SQS server; Publish sends the
+// feed to each.
+type sqsPeer struct {
+	endpoint string
+	client   *sqs.Client
+	prefix   string
+	queues   []string // queue URLs, in creation order
+	n        int
+}
+
+// NewSQS makes queues on the test SQS server (WEIR_TEST_SQS); they are
+// deleted when the test ends.
+func NewSQS(t testing.TB) Peer {
+	ep := SQSEndpoint(t)
+	p := &sqsPeer{endpoint: ep, client: SQSClient(t, ep), prefix: fmt.Sprintf("weir_t_%d", time.Now().UnixNano()%1e12)}
+	t.Cleanup(func() {
+		for _, q := range p.queues {
+			p.client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(q)})
+		}
+	})
+	return p
+}
+
+// URL creates the task's queue.
+func (p *sqsPeer) URL(task string) string {
+	name := p.prefix + "_" + task
+	url := CreateSQSQueue(p.client, name, nil)
+	p.queues = append(p.queues, url)
+	return SQSURL(p.endpoint, name)
+}
+
+// SQSURL is the source URL of a queue on the test server.
+func SQSURL(endpoint, queue string) string {
+	return "sqs://" + queue + "?region=us-east-1&visibility_timeout=" + SQSVisibility.String() + "&endpoint=" + endpoint
+}
+
+// CreateSQSQueue creates a queue with the peers' visibility timeout (and
+// attrs) and returns its URL; it panics on failure (test setup).
+func CreateSQSQueue(c *sqs.Client, name string, attrs map[string]string) string {
+	a := map[string]string{"VisibilityTimeout": strconv.Itoa(int(SQSVisibility / time.Second))}
+	for k, v := range attrs {
+		a[k] = v
+	}
+	out, err := c.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: a})
+	if err != nil {
+		panic(fmt.Sprintf("create queue %s: %v", name, err))
+	}
+	return aws.ToString(out.QueueUrl)
+}
+
+func (p *sqsPeer) Publish(t testing.TB, n int) {
+	t.Helper()
+	for _, q := range p.queues {
+		for k := p.n + 1; k <= n; k++ {
+			if _, err := p.client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(q), MessageBody: aws.String(Payload(k))}); err != nil {
+				t.Fatalf("send to %s: %v", q, err)
+			}
+		}
 	}
 	p.n = n
 }
