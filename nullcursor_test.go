@@ -10,7 +10,9 @@ import (
 	"github.com/weirhq/weir"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
+	"github.com/weirhq/weir/routes/iceberg/icebergtest"
 	"github.com/weirhq/weir/routes/mysql/mysqltest"
+	"github.com/weirhq/weir/routes/objstore/objstoretest"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
 )
@@ -19,7 +21,8 @@ import (
 // past a watermark nor at most the maximum, so an append or merge would
 // never copy them (it landed 17 of 20 rows, exit 0). The run is refused as
 // bad input naming the column and the count, before anything is written;
-// a nullable cursor that holds no NULL still runs.
+// a nullable cursor that holds no NULL still runs. Every source that can
+// run incrementally (every routes.CursorSource) is here.
 func TestTransfer_NullCursorRefused(t *testing.T) {
 	ctx := routestest.Context(t, 3*time.Minute)
 	sources := []struct {
@@ -29,6 +32,10 @@ func TestTransfer_NullCursorRefused(t *testing.T) {
 		{"postgres", postgrestest.New(t)},
 		{"mysql", mysqltest.New(t)},
 		{"clickhouse", clickhousetest.New(t)},
+		{"iceberg", icebergtest.New(t)},
+		{"file", objstoretest.NewFile(t)},
+		{"file-csv", objstoretest.NewFile(t, "format=csv.gz")},
+		{"s3", objstoretest.NewS3(t)},
 	}
 	for _, s := range sources {
 		for _, mode := range []routes.Mode{routes.ModeAppend, routes.ModeMerge} {

@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	bq "cloud.google.com/go/bigquery"
+
 	"github.com/weirhq/weir"
 	"github.com/weirhq/weir/cdc/cdctest"
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/bigquery/bigquerytest"
 	"github.com/weirhq/weir/routes/routestest"
 )
 
@@ -117,6 +120,7 @@ func existsSQL(d *cdctest.DB, name string) string {
 // <table>__current) is refused with bad input naming it, and left as it
 // was.
 func TestOwnership_PlantedArtifactsSurvive(t *testing.T) {
+	t.Run("bigquery", plantedBigQuery)
 	for _, kind := range []string{"postgres", "mysql", "clickhouse"} {
 		t.Run(kind, func(t *testing.T) {
 			ctx := routestest.Context(t, 3*time.Minute)
@@ -188,5 +192,60 @@ func TestOwnership_PlantedArtifactsSurvive(t *testing.T) {
 				p.check(t, ctx, "changelog refused by "+name)
 			}
 		})
+	}
+}
+
+// plantedBigQuery: user tables in a BigQuery dataset named like weir's
+// staging and lock tables of a_b, and the live staging table of a run on
+// aXb (named and described as weir marks its own), survive replace and
+// append into a_b (the emulator cannot MERGE: docs/bigquery.md). A leftover
+// staging table is dropped only when its description marks it as a_b's.
+func plantedBigQuery(t *testing.T) {
+	ctx := routestest.Context(t, 3*time.Minute)
+	f := bigquerytest.New(t)
+	src := cdctest.Open(t, ctx, "postgres")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("a_b")+" (id bigint PRIMARY KEY, v text)")
+	next := 0
+	addRows := func() {
+		for i := 0; i < 3; i++ {
+			next++
+			src.Exec(t, ctx, fmt.Sprintf("INSERT INTO %s VALUES (%d, 'v%d')", src.Table("a_b"), next, next))
+		}
+	}
+	addRows()
+	plant := func(name, desc string) {
+		md := &bq.TableMetadata{Schema: bq.Schema{{Name: "v", Type: bq.IntegerFieldType}}, Description: desc}
+		if err := f.Client.Dataset(f.Dataset).Table(name).Create(ctx, md); err != nil {
+			t.Fatalf("plant %s: %v", name, err)
+		}
+		f.Exec(t, ctx, "INSERT INTO "+f.Ident(name)+" (v) VALUES (1)")
+	}
+	names := artifactNames()
+	for _, n := range names {
+		plant(n, "")
+	}
+	described := map[string]string{ // names with the description of a weir staging table of another table
+		"_weir_stage_aXb_87654321": "weir staging table of " + f.Dataset + ".aXb, run 87654321",
+		"_weir_stage_a_b_backup2":  "weir staging table of " + f.Dataset + ".a_b_backup2, run x",
+	}
+	for n, d := range described {
+		plant(n, d)
+		names = append(names, n)
+	}
+	for _, mode := range []routes.Mode{routes.ModeReplace, routes.ModeAppend, routes.ModeReplace} {
+		opts := weir.TransferOptions{Tables: []string{src.Schema + ".a_b"}, DestTable: f.Dataset + ".a_b", Mode: mode}
+		if _, err := weir.Transfer(ctx, src.URL, f.URL(), opts); err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		for _, n := range names {
+			if !f.Exists(t, ctx, n) {
+				t.Errorf("%s: the user's %s is gone", mode, n)
+				continue
+			}
+			if rows := f.Query(t, ctx, "SELECT COUNT(*) FROM "+f.Ident(n)+" WHERE v = 1"); len(rows) != 1 || fmt.Sprint(rows[0][0]) != "1" {
+				t.Errorf("%s: the user's %s holds %v rows with v = 1, want 1", mode, n, rows)
+			}
+		}
+		addRows()
 	}
 }

@@ -37,6 +37,10 @@ func TestFault_BadInput(t *testing.T) {
 	ch.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id Int64, name Array(String)) ENGINE = MergeTree ORDER BY id", ch.Ref("arr")))
 	src.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s AS SELECT id, name FROM %s", src.Ref(tbl+"_text"), src.Ref(tbl)),
 		fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (id)", src.Ref(tbl+"_text")))
+	// A merge key the source repeats (k = 3 twice).
+	src.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id bigint PRIMARY KEY, k int NOT NULL)", src.Ref(tbl+"_dup")),
+		fmt.Sprintf("INSERT INTO %s SELECT g, g FROM generate_series(1, 50) g", src.Ref(tbl+"_dup")),
+		fmt.Sprintf("INSERT INTO %s VALUES (51, 3)", src.Ref(tbl+"_dup")))
 	dir := t.TempDir()
 	badYAML := filepath.Join(dir, "weir.yaml")
 	if err := os.WriteFile(badYAML, []byte("version: 1\ntasks:\n  a: {transfer: {from: x\n"), 0o644); err != nil {
@@ -63,6 +67,9 @@ func TestFault_BadInput(t *testing.T) {
 		{"cursor went backwards", transfer(pg, src.Ref(tbl), tbl+"_wm", "--mode", "append"), "cursor went backwards", ""},
 		{"unknown cursor column", transfer(pg, src.Ref(tbl), "t5", "--mode", "append", "--cursor", "nope"), "nope", "t5"},
 		{"unknown mode", transfer(pg, src.Ref(tbl), "t6", "--mode", "upsert"), "upsert", "t6"},
+		{"a cursor with NULLs", transfer(pg, src.Ref(tbl), "t9", "--mode", "append", "--cursor", "ts"), "10 rows have a NULL cursor", "t9"},
+		{"a merge key the source repeats", transfer(pg, src.Ref(tbl+"_dup"), "t10", "--mode", "merge", "--cursor", "id", "--primary-key", "k"),
+			"more than one row with key (k) = (3)", "t10"},
 		{"bad destination option", []string{"transfer", pg, "file://" + dir + "/out?lease=soon", "--table", src.Ref(tbl)}, "lease", ""},
 		{"no table", []string{"transfer", pg, dst.URL()}, "no table to transfer", ""},
 		{"dagfile with bad YAML", []string{"once", "-f", badYAML, "--task", "a"}, "weir.yaml", ""},

@@ -244,6 +244,17 @@ func (c *Consumer) place(ctx context.Context) error {
 	return nil
 }
 
+// NoNullCursor refuses a nullable cursor column that holds NULLs, as an
+// append or merge transfer does (window.go): a row with a NULL cursor is
+// past no offset, so no batch would ever read it. An incremental run calls
+// it once; status and reset do not.
+func (c *Consumer) NoNullCursor(ctx context.Context) error {
+	if c.cursor == SnapshotCursor {
+		return nil
+	}
+	return noNullCursor(ctx, c.cfg.Source, c.info, c.cursor)
+}
+
 // Info is the probed source table.
 func (c *Consumer) Info() *routes.TableInfo { return c.info }
 

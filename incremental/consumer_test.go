@@ -18,6 +18,11 @@ import (
 type fakeTable struct {
 	ids    []int64
 	states map[string]routes.State
+	// nulls, when >= 0 with nullable set, is how many rows have a NULL id
+	// (NullCount answers it); nullCalls counts the NullCount calls.
+	nullable  bool
+	nulls     int64
+	nullCalls int
 }
 
 var _ routes.CursorSource = (*fakeTable)(nil)
@@ -26,7 +31,7 @@ func (f *fakeTable) Close() error { return nil }
 
 func (f *fakeTable) Probe(context.Context, routes.TableRef) (*routes.TableInfo, error) {
 	return &routes.TableInfo{Scheme: "fake", Ref: routes.TableRef{Name: "t"}, PrimaryKey: []string{"id"},
-		Columns: []routes.Column{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, RowEstimate: int64(len(f.ids))}, nil
+		Columns: []routes.Column{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: f.nullable}}, RowEstimate: int64(len(f.ids))}, nil
 }
 
 func (f *fakeTable) Plan(_ context.Context, info *routes.TableInfo, _ routes.PlanOptions) ([]routes.Range, error) {
@@ -54,6 +59,11 @@ func (f *fakeTable) MaxCursor(context.Context, *routes.TableInfo, string) (strin
 		return "", false, nil
 	}
 	return strconv.FormatInt(slices.Max(f.ids), 10), true, nil
+}
+
+func (f *fakeTable) NullCount(context.Context, *routes.TableInfo, string) (int64, error) {
+	f.nullCalls++
+	return f.nulls, nil
 }
 
 func (f *fakeTable) Prepare(context.Context, *routes.TableInfo, routes.WriteOptions) (routes.Stage, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sync"
 
 	"github.com/weirhq/weir/routes"
 )
@@ -12,14 +13,21 @@ import (
 // Watermark returns the routes.WindowFunc of an append or merge run: rows
 // whose cursor is past the saved watermark, up to the cursor's maximum now.
 // The cursor defaults to the table's single-column integer primary key.
+//
+// routes.Copy decides a window twice, a first look and then under the
+// lock, with the same probed info: the NULL count of the cursor (a scan or
+// a count(*) on the source) runs in the first look only.
 func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.WindowFunc {
+	var counted sync.Map // *routes.TableInfo whose cursor NULLs were counted
 	return func(ctx context.Context, info *routes.TableInfo, dest routes.TableRef) (routes.Window, error) {
 		col, err := cursorColumn(info, cursor)
 		if err != nil {
 			return routes.Window{}, err
 		}
-		if err := noNullCursor(ctx, src, info, col); err != nil {
-			return routes.Window{}, err
+		if _, done := counted.LoadOrStore(info, true); !done {
+			if err := noNullCursor(ctx, src, info, col); err != nil {
+				return routes.Window{}, err
+			}
 		}
 		after, err := savedWatermark(ctx, dst, dest, info.SourceID, col)
 		if err == nil && after != "" && destDropped(ctx, dst, dest) {
@@ -69,14 +77,14 @@ func cursorColumn(info *routes.TableInfo, cursor string) (string, error) {
 	return cursor, nil
 }
 
-// noNullCursor refuses a cursor column that holds NULLs where the source
-// can count them: those rows would never be copied (NULL is neither past
-// the watermark nor at most the maximum).
+// noNullCursor refuses a nullable cursor column that holds NULLs: those
+// rows would never be copied (NULL is neither past the watermark nor at
+// most the maximum).
 func noNullCursor(ctx context.Context, src routes.Source, info *routes.TableInfo, col string) error {
 	c, _ := info.Column(col)
-	nc, ok := routes.As[routes.NullCounter](src)
+	nc, ok := routes.As[routes.CursorSource](src)
 	if !c.Nullable || !ok {
-		return nil
+		return nil // not a CursorSource: maxCursor refuses the run
 	}
 	n, err := nc.NullCount(ctx, info, col)
 	if err != nil || n == 0 {

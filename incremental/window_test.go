@@ -1,7 +1,9 @@
 package incremental
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -67,4 +69,53 @@ func TestCursorColumn(t *testing.T) {
 	if c, err := cursorColumn(noPK, "a"); c != "a" || err != nil {
 		t.Fatalf("cursorColumn = %q, %v", c, err)
 	}
+}
+
+// TestWatermark_NullCountOncePerRun: a run decides its window twice (a
+// first look, then under the lock); the NULL count of a nullable cursor
+// is a count(*) on the source and runs in the first look only. A cursor
+// with NULLs is refused there, before the lock, naming the count.
+func TestWatermark_NullCountOncePerRun(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		nullable bool
+		nulls    int64
+		calls    int
+		refused  bool
+	}{
+		{"not nullable: no count", false, 0, 0, false},
+		{"nullable, no NULL: one count", true, 0, 1, false},
+		{"nullable with NULLs: refused at the first count", true, 4, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeTable{nullable: tc.nullable, nulls: tc.nulls}
+			f.add(1, 10)
+			sink := sinkOnly{&fakeTable{}}
+			spec := routes.CopySpec{Table: routes.TableRef{Name: "t"}, DestTable: routes.TableRef{Name: "sink"}, Mode: routes.ModeAppend, Window: Watermark(f, sink, "")}
+			_, err := routes.Copy(ctx, f, sink, spec)
+			var pe *routes.ProbeError
+			if tc.refused != errors.As(err, &pe) || (!tc.refused && err != nil) {
+				t.Fatalf("run: %v; refused = %v", err, tc.refused)
+			}
+			if tc.refused && !strings.Contains(err.Error(), "4 rows have a NULL cursor") {
+				t.Fatalf("refusal %q does not name the 4 rows", err)
+			}
+			if f.nullCalls != tc.calls {
+				t.Fatalf("NullCount ran %d times in one run, want %d", f.nullCalls, tc.calls)
+			}
+		})
+	}
+}
+
+// sinkOnly is a destination that keeps state and is no source (so its
+// watermark starts from nothing).
+type sinkOnly struct{ f *fakeTable }
+
+func (s sinkOnly) Close() error { return nil }
+func (s sinkOnly) Prepare(ctx context.Context, info *routes.TableInfo, o routes.WriteOptions) (routes.Stage, error) {
+	return s.f.Prepare(ctx, info, o)
+}
+func (s sinkOnly) LoadState(ctx context.Context, t routes.TableRef, id string) (routes.State, bool, error) {
+	return s.f.LoadState(ctx, t, id)
 }

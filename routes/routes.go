@@ -157,8 +157,14 @@ type State struct {
 // value of the cursor column now in the table, text-encoded so the same
 // source compares it back in its SQL (integers as decimal text, times as
 // "2006-01-02 15:04:05.999999" in UTC). ok is false for an empty table.
+//
+// NullCount counts the rows whose column is NULL. An incremental run
+// compares the cursor with > and <=, so a row with a NULL cursor is never
+// copied: every source that runs incrementally counts them, and the window
+// refuses such a cursor instead of losing those rows silently.
 type CursorSource interface {
 	MaxCursor(ctx context.Context, info *TableInfo, cursor string) (max string, ok bool, err error)
+	NullCount(ctx context.Context, info *TableInfo, column string) (int64, error)
 }
 
 // RangeCounter is a CursorSource that counts the rows of a cursor window,
@@ -169,14 +175,6 @@ type CursorSource interface {
 // start). Another cursor it cannot count is ErrUnsupported.
 type RangeCounter interface {
 	CountRange(ctx context.Context, info *TableInfo, cursor, after, until string) (int64, error)
-}
-
-// NullCounter is a CursorSource that can count the rows whose column is
-// NULL. An incremental run compares the cursor with > and <=, so a row with
-// a NULL cursor is never copied: the window refuses such a cursor instead
-// of losing those rows silently.
-type NullCounter interface {
-	NullCount(ctx context.Context, info *TableInfo, column string) (int64, error)
 }
 
 // Window bounds one incremental run: rows with After < Cursor <= Until.

@@ -65,3 +65,27 @@ func TestRunner_ModelCursorPostgres(t *testing.T) {
 		t.Fatalf("a model over a table with no integer key and no cursor: %v", err)
 	}
 }
+
+// TestRunner_ModelNullCursorRefused: an upsert model over a table whose
+// nullable cursor holds NULLs is refused as bad input naming the column
+// and the count, before its sink exists (those rows are past no offset: a
+// batch would never read them; it read 2 of 3 rows and committed). Once
+// the NULL is filled, the model runs and reads every row.
+func TestRunner_ModelNullCursorRefused(t *testing.T) {
+	d := newPGDAG(t, cursorYAML)
+	ctx := testContext(t)
+	ev := d.s + ".app_events"
+	d.fx.Exec(t, ctx,
+		"CREATE TABLE "+ev+" (account text, seq int4, amount numeric(12,2), updated_at timestamptz, PRIMARY KEY (account, seq))",
+		"INSERT INTO "+ev+" VALUES ('a', 1, 10, '2024-05-01 10:00:00+00'), ('a', 2, 20, NULL), ('b', 1, 30, '2024-05-01 10:00:02+00')")
+	r := d.runner(t)
+	_, err := r.Once(ctx, "silver_events")
+	var pe *routes.ProbeError
+	if !errors.As(err, &pe) || pe.Column != "updated_at" || !strings.Contains(err.Error(), "1 rows have a NULL cursor") {
+		t.Fatalf("upsert model over a cursor with a NULL: %v; want bad input naming updated_at and the row", err)
+	}
+	d.fx.Exec(t, ctx, "UPDATE "+ev+" SET updated_at = '2024-05-01 10:00:01+00' WHERE updated_at IS NULL")
+	if rep := once(t, r, "silver_events"); rep.RowsIn != 3 {
+		t.Fatalf("after the NULL is filled: read %d rows, want 3: %+v", rep.RowsIn, rep)
+	}
+}

@@ -53,6 +53,9 @@ func (r *Runner) runModel(ctx context.Context, t *dagfile.Task, rep *Report) err
 	if err := run.openInputs(ctx); err != nil {
 		return err
 	}
+	if err := run.noNullCursors(ctx); err != nil {
+		return err
+	}
 	if len(run.missing) > 0 {
 		// An upstream task that has not loaded anything yet: nothing to read.
 		r.warnf("task %s: %s does not exist yet (has its upstream run?); nothing to do", t.Name, strings.Join(run.missing, ", "))
@@ -299,6 +302,25 @@ func (run *modelRun) writeChecked(ctx context.Context, chk *checked) error {
 	}
 	if dup := chk.total - chk.bad - run.rep.RowsOut; run.commitMode() == routes.ModeMerge && dup > 0 && !hasPost(chk.contract) && generated(chk.contract) == nil {
 		run.r.warnf("task %s: %d rows of the batch repeat a key (%s) of a later row: the last row of each key, in the SQL's order, was written", run.t.Name, dup, strings.Join(run.m.Key, ", "))
+	}
+	return nil
+}
+
+// noNullCursors refuses an append or upsert model whose source's nullable
+// cursor holds NULLs: those rows would never be read (the rule of
+// incremental transfers, docs/failure-modes.md). A replace model reads its
+// sources whole.
+func (run *modelRun) noNullCursors(ctx context.Context) error {
+	if run.mode == routes.ModeReplace {
+		return nil
+	}
+	for _, in := range run.inputs {
+		if in.c == nil {
+			continue
+		}
+		if err := in.c.NoNullCursor(ctx); err != nil {
+			return fmt.Errorf("source %s (%s): %w", in.name, in.addr, err)
+		}
 	}
 	return nil
 }

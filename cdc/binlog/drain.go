@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -61,6 +62,31 @@ func (r *run) drain(ctx context.Context, from, to Position, w *cdc.Window) error
 	}
 }
 
+// dumpSessionHook, when a test sets it, runs first on the binlog dump
+// connection, before weir's own settings: a test sets a short server
+// default there (net_write_timeout) as a server's configuration would.
+var dumpSessionHook func(c *client.Conn) error
+
+// dumpWriteTimeout is how long the server waits for weir to read the
+// binlog stream (the dump session's net_write_timeout): while a chunk is
+// applied the syncer's cache is full and weir reads nothing, and with the
+// server's default (60 s) a slow apply lost the stream, every run the same
+// way. A dead weir still ends the dump at once (its socket closes).
+const dumpWriteTimeout = time.Hour
+
+// dumpSession prepares the binlog dump connection.
+func dumpSession(c *client.Conn) error {
+	if dumpSessionHook != nil {
+		if err := dumpSessionHook(c); err != nil {
+			return err
+		}
+	}
+	if _, err := c.Execute(fmt.Sprintf("SET SESSION net_write_timeout = %d", int(dumpWriteTimeout.Seconds()))); err != nil {
+		return fmt.Errorf("binlog dump session: %w", err)
+	}
+	return nil
+}
+
 // eventCache is how many parsed events the syncer may hold ahead of the
 // fold.
 const eventCache = 256
@@ -89,6 +115,7 @@ func (r *run) syncerConfig() replication.BinlogSyncerConfig {
 		// up to 8 KB, parsed) a 1M-change run held 584 MiB, 70 MiB with
 		// 256 (bench/cdc.sh, 5 columns).
 		EventCacheCount: eventCache,
+		Option:          dumpSession,
 		Logger:          slog.New(slog.DiscardHandler),
 	}
 }

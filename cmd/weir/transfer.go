@@ -65,7 +65,7 @@ func newTransferCmd() *cobra.Command {
 	f.StringVar(&opts.DestSchema, "dest-schema", "", "destination schema for every table")
 	f.StringVar(&mode, "mode", "replace", "replace, append, merge or log_based (batch CDC: drain the WAL/binlog since the saved position)")
 	f.StringVar(&opts.Cursor, "cursor", "", "append/merge watermark column (default: the integer primary key)")
-	f.StringVar(&key, "primary-key", "", "merge key columns, comma-separated (default: the source's primary key)")
+	f.StringVar(&key, "primary-key", "", "merge key columns, comma-separated (default: the source's primary key); a key the source repeats is refused")
 	f.IntVar(&opts.Parallel, "parallel", 0, "pipes (default: fit to CPUs and the memory cap)")
 	f.IntVar(&opts.ChunkBytes, "chunk-bytes", 0, "bytes each pipe buffers (default 4 MiB, thinned under a memory cap)")
 	addSlotWALWarn(f, &walWarn)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	bq "cloud.google.com/go/bigquery"
+	"google.golang.org/api/iterator"
 
 	"github.com/weirhq/weir/routes"
 )
@@ -29,6 +31,11 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	}
 	if err := st.lease.verify(ctx); err != nil {
 		return err
+	}
+	if st.opts.Mode == routes.ModeMerge {
+		if err := st.noRepeatedKey(ctx); err != nil {
+			return err
+		}
 	}
 	if err := st.e.ensureStateTable(ctx, st.dest.Schema); err != nil {
 		return err
@@ -141,4 +148,36 @@ func (st *stage) transaction(ctx context.Context, state routes.State) error {
 		return fmt.Errorf("%s into %s: %w", st.opts.Mode, st.dest, err)
 	}
 	return nil
+}
+
+// noRepeatedKey refuses a merge whose staged rows repeat a key
+// (routes.RepeatedKey): MERGE would fail on a key the table has and
+// insert both rows of a key it does not; a first load (a swap) would keep
+// both.
+func (st *stage) noRepeatedKey(ctx context.Context) error {
+	sel := make([]string, len(st.opts.Key))
+	keys := make([]string, len(st.opts.Key))
+	for i, k := range st.opts.Key {
+		keys[i] = quoteIdent(k)
+		sel[i] = "CAST(" + keys[i] + " AS STRING)"
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s GROUP BY %s HAVING COUNT(*) > 1 LIMIT 1",
+		strings.Join(sel, ", "), st.e.ident(st.table), strings.Join(keys, ", "))
+	it, err := st.e.client.Query(q).Read(ctx)
+	if err != nil {
+		return fmt.Errorf("repeated keys of %s: %w", st.table, err)
+	}
+	var row []bq.Value
+	err = it.Next(&row)
+	if errors.Is(err, iterator.Done) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("repeated keys of %s: %w", st.table, err)
+	}
+	vals := make([]string, len(row))
+	for i, v := range row {
+		vals[i] = fmt.Sprint(v)
+	}
+	return routes.RepeatedKey(st.info.Ref, st.dest, st.opts.Key, strings.Join(vals, ", "))
 }

@@ -81,6 +81,24 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	return s, true, nil
 }
 
+// NullCount counts the rows whose column is NULL.
+func (e *Endpoint) NullCount(ctx context.Context, info *routes.TableInfo, column string) (int64, error) {
+	q := fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s IS NULL", e.ident(info.Ref), quoteIdent(column))
+	it, err := e.client.Query(q).Read(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("NULLs of %s.%s: %w", info.Ref, column, err)
+	}
+	var row []bq.Value
+	if err := it.Next(&row); err != nil {
+		return 0, fmt.Errorf("NULLs of %s.%s: %w", info.Ref, column, err)
+	}
+	n, ok := row[0].(int64)
+	if !ok {
+		return 0, fmt.Errorf("NULLs of %s.%s: count is %T", info.Ref, column, row[0])
+	}
+	return n, nil
+}
+
 func maxText(c routes.Column, col string) string {
 	switch bq.FieldType(c.NativeType) {
 	case bq.TimestampFieldType:

@@ -97,7 +97,7 @@ func (st *stage) create(ctx context.Context) error {
 	}
 	md := &bq.TableMetadata{
 		Schema:         st.lay.schema,
-		Description:    fmt.Sprintf("weir staging table of %s, run %s", st.dest, st.opts.RunID),
+		Description:    stageDescription(st.dest, st.opts.RunID),
 		ExpirationTime: time.Now().Add(stageExpiry),
 	}
 	if err := st.e.table(st.table).Create(ctx, md); err != nil {
@@ -106,8 +106,28 @@ func (st *stage) create(ctx context.Context) error {
 	return nil
 }
 
+// stageDescription marks a staging table weir created: dropStale drops a
+// table only when its name and this description both make it a staging
+// table of the destination.
+func stageDescription(dest routes.TableRef, runID string) string {
+	return fmt.Sprintf("weir staging table of %s, run %s", dest, runID)
+}
+
+// isStageOf reports whether a table named name with description desc is a
+// staging table of dest, and of which run. The name alone is not enough: a
+// user table _weir_stage_<table>_backup looks like one, and so does a
+// staging table of <table>_x to <table>.
+func isStageOf(name, desc string, dest routes.TableRef) (run string, ok bool) {
+	run, ok = strings.CutPrefix(name, stagePrefix+dest.Name+"_")
+	if !ok || run == "" || desc != stageDescription(dest, run) {
+		return "", false
+	}
+	return run, true
+}
+
 // dropStale drops staging tables of this destination left by dead runs:
-// we hold the lease, so their runs are gone.
+// we hold the lease, so their runs are gone. A candidate by name is read
+// (its description) before it is dropped.
 func (st *stage) dropStale(ctx context.Context) error {
 	prefix := stagePrefix + st.dest.Name + "_"
 	it := st.e.client.Dataset(st.dest.Schema).Tables(ctx)
@@ -120,7 +140,18 @@ func (st *stage) dropStale(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("list staging tables of %s: %w", st.dest, err)
 		}
-		if run, ok := strings.CutPrefix(t.TableID, prefix); ok && !strings.Contains(run, "_") && run != st.opts.RunID {
+		if !strings.HasPrefix(t.TableID, prefix) {
+			continue
+		}
+		ref := routes.TableRef{Schema: st.dest.Schema, Name: t.TableID}
+		md, err := st.e.tableMeta(ctx, ref)
+		if err != nil {
+			return fmt.Errorf("read staging table %s: %w", ref, err)
+		}
+		if md == nil {
+			continue // dropped meanwhile
+		}
+		if run, ok := isStageOf(t.TableID, md.Description, st.dest); ok && run != st.opts.RunID {
 			stale = append(stale, t.TableID)
 		}
 	}

@@ -22,6 +22,9 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	if err := st.lease.verify(ctx); err != nil {
 		return err
 	}
+	if err := st.noRepeatedKey(ctx, state.Rows); err != nil {
+		return err
+	}
 	rec, err := st.begin(ctx, state)
 	if err != nil {
 		return err
@@ -41,6 +44,39 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	rec.status = statusCommitted
 	err = st.e.writeState(ctx, st.dest.Schema, rec)
 	return errors.Join(err, st.e.dropTable(ctx, st.table), st.lease.release(ctx))
+}
+
+// noRepeatedKey refuses a merge whose staged rows repeat a key
+// (routes.RepeatedKey): a ReplacingMergeTree would keep one of them, which
+// one is not defined. A background merge of the staging table may have
+// collapsed the copies already: fewer rows staged than written is a
+// repeat too, with no example left to name.
+func (st *stage) noRepeatedKey(ctx context.Context, written int64) error {
+	if st.opts.Mode != routes.ModeMerge {
+		return nil
+	}
+	sel := make([]string, len(st.opts.Key))
+	keys := make([]string, len(st.opts.Key))
+	for i, k := range st.opts.Key {
+		keys[i] = quoteIdent(k)
+		sel[i] = "toString(" + keys[i] + ")"
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s GROUP BY %s HAVING count() > 1 LIMIT 1", strings.Join(sel, ", "), ident(st.table), strings.Join(keys, ", "))
+	row, found, err := queryRow(ctx, st.e.conn, q)
+	if err != nil {
+		return fmt.Errorf("repeated keys of %s: %w", st.table, err)
+	}
+	if found {
+		return routes.RepeatedKey(st.info.Ref, st.dest, st.opts.Key, strings.Join(row, ", "))
+	}
+	staged, err := st.e.count(ctx, st.table)
+	if err != nil {
+		return err
+	}
+	if staged < written {
+		return routes.RepeatedKey(st.info.Ref, st.dest, st.opts.Key, "")
+	}
+	return nil
 }
 
 // begin records the commit as applying, with what decides it later.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -335,5 +336,61 @@ func TestNativeInsert_ReleasesBatches(t *testing.T) {
 	n, err := e.conn.insert(ctx, ident(routes.TableRef{Schema: f.DB, Name: "mem"}), []string{"id", "s"}, encs, randomBatches(mem, 5, 2000))
 	if err != nil || n != 10_000 || f.Value(t, ctx, "SELECT toString(count()) FROM "+f.Ref("mem")) != "10000" {
 		t.Fatalf("inserted %d: %v", n, err)
+	}
+}
+
+// TestCommit_RepeatedMergeKey: a merge whose staged rows repeat a key is
+// refused before anything lands, naming a repeated key; when a background
+// merge of the ReplacingMergeTree staging table already collapsed the
+// copies (forced here by OPTIMIZE … FINAL), fewer rows staged than written
+// still refuse it, without a key to name. The destination is not created.
+func TestCommit_RepeatedMergeKey(t *testing.T) {
+	for _, collapsed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("collapsed %v", collapsed), func(t *testing.T) {
+			f := clickhousetest.New(t)
+			ctx := routestest.Context(t, time.Minute)
+			f.Create(t, ctx, "src", routestest.Rows(1, 10))
+			e := openEndpoint(t, ctx, f.URL())
+			info, err := e.Probe(ctx, routes.TableRef{Schema: f.DB, Name: "src"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st0, err := e.Prepare(ctx, info, routes.WriteOptions{Table: routes.TableRef{Schema: f.DB, Name: "dst"}, Mode: routes.ModeMerge, Key: []string{"id"}, RunID: "merge001"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := st0.(*stage)
+			defer st.Abort(context.WithoutCancel(ctx))
+			var written int64
+			for range 2 { // every key twice
+				s, err := e.Read(ctx, routes.Range{Table: info, Predicate: "1", Count: 1}, routes.ReadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := st.Write(ctx, s)
+				s.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				written += n
+			}
+			if collapsed {
+				f.Exec(t, ctx, "OPTIMIZE TABLE "+ident(st.table)+" FINAL")
+				if n := countRead(t, ctx, e, st.table); n != 10 {
+					t.Fatalf("OPTIMIZE FINAL left %d staged rows, want 10", n)
+				}
+			}
+			err = st.Commit(ctx, routes.State{SourceID: info.SourceID, RunID: "merge001", Rows: written})
+			var pe *routes.ProbeError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), "more than one row with") {
+				t.Fatalf("commit of a repeated key: %v, want bad input", err)
+			}
+			if named := strings.Contains(err.Error(), "key (id) = ("); named == collapsed {
+				t.Errorf("collapsed=%v: the refusal names a key: %v (%q)", collapsed, named, err)
+			}
+			if ok, err := e.tableExists(ctx, routes.TableRef{Schema: f.DB, Name: "dst"}); err != nil || ok {
+				t.Fatalf("the refused merge created dst: %v %v", ok, err)
+			}
+		})
 	}
 }

@@ -95,8 +95,6 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	return row[0], row[1] != "0", nil
 }
 
-var _ routes.NullCounter = (*Endpoint)(nil)
-
 // NullCount counts the rows whose column is NULL.
 func (e *Endpoint) NullCount(ctx context.Context, info *routes.TableInfo, column string) (int64, error) {
 	q := fmt.Sprintf("SELECT toString(count()) FROM %s WHERE isNull(%s)", ident(info.Ref), quoteIdent(column))

@@ -23,6 +23,47 @@ func maxValue(ctx context.Context, tbl *table.Table, snap *table.Snapshot, f ice
 	return scanMax(ctx, tbl, snap, f)
 }
 
+// nullCount counts the NULLs of one column at snap.
+func nullCount(ctx context.Context, tbl *table.Table, snap *table.Snapshot, f iceberg.NestedField) (int64, error) {
+	tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("plan %s: %w", f.Name, err)
+	}
+	if n, exact := statsNulls(tasks, f); exact {
+		return n, nil
+	}
+	scan := tbl.Scan(table.WithSnapshotID(snap.SnapshotID), table.WithSelectedFields(f.Name))
+	_, batches, err := scan.ToArrowRecords(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("scan %s: %w", f.Name, err)
+	}
+	var n int64
+	for rec, err := range batches {
+		if err != nil {
+			return 0, fmt.Errorf("scan %s: %w", f.Name, err)
+		}
+		n += int64(rec.Column(0).NullN())
+		rec.Release()
+	}
+	return n, nil
+}
+
+// statsNulls sums the data files' null counts of a column: exact when
+// every file has one and no delete applies (a delete may remove a NULL).
+func statsNulls(tasks []table.FileScanTask, f iceberg.NestedField) (n int64, exact bool) {
+	for _, t := range tasks {
+		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
+			return 0, false
+		}
+		c, has := t.File.NullValueCounts()[f.ID]
+		if !has {
+			return 0, false
+		}
+		n += c
+	}
+	return n, true
+}
+
 // statsMax reads the upper bounds of integer and time columns. They are
 // exact unless a file lacks them or deletes may have removed the maximum
 // (strings are truncated in stats, so they are never exact).

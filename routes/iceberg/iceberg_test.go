@@ -324,3 +324,43 @@ func TestS3Warehouse_Locations(t *testing.T) {
 	}
 	expectRows(t, ctx, f, "dst", routestest.Rows(1, 50))
 }
+
+// TestNullCount: the NULLs of a column, counted from the data files' null
+// counts (only appends) and by a scan once a merge's equality deletes
+// apply (the files then count rows the deletes retired): the count is the
+// live rows' either way. Name is NULL for ids 7, 14, 21, …; ts for 6, 12, 18, ….
+func TestNullCount(t *testing.T) {
+	ctx := testContext(t)
+	f := icebergtest.New(t)
+	ep := f.Endpoint()
+	count := func(name, col string) int64 {
+		t.Helper()
+		info, err := ep.Probe(ctx, f.TableRef(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := ep.NullCount(ctx, info, col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	f.Create(t, ctx, "src", routestest.Rows(1, 20))
+	f.Insert(t, ctx, "src", routestest.Rows(21, 30))
+	if ts, name := count("src", "ts"), count("src", "name"); ts != 5 || name != 4 {
+		t.Fatalf("appended table: %d NULL ts, %d NULL name; want 5 and 4", ts, name)
+	}
+	copyTables(t, ctx, f, "src", "dst", routes.ModeMerge)
+	if ts := count("dst", "ts"); ts != 5 {
+		t.Fatalf("merged table: %d NULL ts, want 5", ts)
+	}
+	// Rewrite ids 1..12 by merge (they keep their values): the files now
+	// hold 42 rows, 7 NULL ts among them, 30 of them live.
+	f.Create(t, ctx, "again", routestest.Rows(1, 12))
+	if _, err := copyURLs(ctx, f.URL(), f.URL(), routes.CopySpec{Table: f.TableRef("again"), DestTable: f.TableRef("dst"), Mode: routes.ModeMerge, Window: noWindow}); err != nil {
+		t.Fatal(err)
+	}
+	if ts, name := count("dst", "ts"), count("dst", "name"); ts != 5 || name != 4 {
+		t.Fatalf("table with equality deletes: %d NULL ts, %d NULL name; want 5 and 4 (the live rows')", ts, name)
+	}
+}

@@ -93,6 +93,32 @@ func (e *Endpoint) CountRange(ctx context.Context, info *routes.TableInfo, curso
 	return n, nil
 }
 
+// NullCount counts the rows whose column is NULL at the pinned (or
+// current) snapshot: from the data files' null counts when every file has
+// one and no delete file applies, else by a scan of that column.
+func (e *Endpoint) NullCount(ctx context.Context, info *routes.TableInfo, column string) (int64, error) {
+	if column == SnapshotCursor {
+		return 0, nil
+	}
+	base, snapID, err := e.pinned(info.Ref)
+	if err != nil {
+		return 0, err
+	}
+	tbl, err := e.loadTable(ctx, base)
+	if err != nil {
+		return 0, err
+	}
+	snap, err := snapshotAt(tbl, snapID)
+	if err != nil || snap == nil {
+		return 0, err
+	}
+	f, ok := schemaOf(tbl, snap).FindFieldByName(column)
+	if !ok {
+		return 0, &routes.ProbeError{Table: info.Ref.String(), Column: column, Problem: "column does not exist"}
+	}
+	return nullCount(ctx, tbl, snap, f)
+}
+
 // parseSeq reads a snapshot cursor value; empty is -1 (before everything).
 func parseSeq(s string) (int64, error) {
 	if s == "" {

@@ -75,7 +75,8 @@ type stage struct {
 	// were numbered against.
 	newColumns   []newColumn
 	baseSchemaID int
-	keyIDs       []int // merge: the key's field ids
+	keyIDs       []int   // merge: the key's field ids
+	keys         *keySet // merge: the keys written, to refuse a repeat
 
 	mu      sync.Mutex
 	files   []iceberg.DataFile // data files written
@@ -177,6 +178,9 @@ func (st *stage) bindSchema() error {
 			return &routes.ProbeError{Table: st.dest.String(), Column: k, Problem: "merge key column is not in the destination table"}
 		}
 		st.keyIDs = append(st.keyIDs, f.ID)
+	}
+	if st.opts.Mode == routes.ModeMerge {
+		st.keys = newKeySet()
 	}
 	return nil
 }

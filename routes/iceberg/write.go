@@ -127,6 +127,12 @@ func (st *stage) teeKeys(ctx context.Context, records iter.Seq2[arrow.RecordBatc
 				return
 			}
 			k := st.projectKeys(rec, keySchema)
+			if !st.keys.add(k) {
+				k.Release()
+				rec.Release()
+				yield(nil, routes.RepeatedKey(st.info.Ref, st.dest, st.opts.Key, st.keys.example))
+				return
+			}
 			select {
 			case keys <- k:
 			case <-ctx.Done():

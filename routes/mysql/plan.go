@@ -140,8 +140,6 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	return normalizeCursor(parseColumnType(c.NativeType).dataType, max.String), true, nil
 }
 
-var _ routes.NullCounter = (*Endpoint)(nil)
-
 // NullCount counts the rows whose column is NULL.
 func (e *Endpoint) NullCount(ctx context.Context, info *routes.TableInfo, column string) (int64, error) {
 	var n int64

@@ -123,10 +123,35 @@ func (st *stage) load(ctx context.Context, q string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := st.repeatedKey(ctx, conn); err != nil {
+		return 0, err
+	}
 	if err := warnings(ctx, conn); err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// repeatedKey refuses a merge whose rows repeat a key: the staging table's
+// primary key is the merge key, and LOAD DATA LOCAL skips a row that
+// repeats it with warning 1062 (routes.RepeatedKey). The example is the
+// key as the server prints it (a composite key's values joined by '-').
+func (st *stage) repeatedKey(ctx context.Context, conn querier) error {
+	if st.opts.Mode != routes.ModeMerge {
+		return nil
+	}
+	ws, err := warningList(ctx, conn)
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if w.code != "1062" {
+			continue
+		}
+		example, _, _ := strings.Cut(strings.TrimPrefix(w.msg, "Duplicate entry '"), "' for key")
+		return routes.RepeatedKey(st.info.Ref, st.dest, st.mergeKey(), example)
+	}
+	return nil
 }
 
 // querier is a session or a transaction.
@@ -136,25 +161,39 @@ type querier interface {
 
 // warnings turns the session's warnings into an error.
 func warnings(ctx context.Context, conn querier) error {
-	rows, err := conn.QueryContext(ctx, "SHOW WARNINGS LIMIT 5")
-	if err != nil {
+	ws, err := warningList(ctx, conn)
+	if err != nil || len(ws) == 0 {
 		return err
 	}
-	defer rows.Close()
-	var msgs []string
-	for rows.Next() {
-		var level, code, msg string
-		if err := rows.Scan(&level, &code, &msg); err != nil {
-			return err
-		}
-		msgs = append(msgs, fmt.Sprintf("%s %s: %s", level, code, msg))
-	}
-	if err := rows.Err(); err != nil || len(msgs) == 0 {
-		return err
+	msgs := make([]string, len(ws))
+	for i, w := range ws {
+		msgs[i] = w.String()
 	}
 	// a value the column cannot hold: bad input (exit 2); the warning
 	// names the column
 	return routes.BadInput("the server changed or skipped values (LOAD DATA reports data errors as warnings): %s", strings.Join(msgs, "; "))
+}
+
+type warning struct{ level, code, msg string }
+
+func (w warning) String() string { return fmt.Sprintf("%s %s: %s", w.level, w.code, w.msg) }
+
+// warningList reads the session's first warnings.
+func warningList(ctx context.Context, conn querier) ([]warning, error) {
+	rows, err := conn.QueryContext(ctx, "SHOW WARNINGS LIMIT 5")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ws []warning
+	for rows.Next() {
+		var w warning
+		if err := rows.Scan(&w.level, &w.code, &w.msg); err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	return ws, rows.Err()
 }
 
 // loadHint explains the errors a server with LOAD DATA LOCAL disabled gives.

@@ -38,6 +38,33 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	return m.text(), m.seen, nil
 }
 
+// NullCount scans the column and counts its NULLs.
+func (e *Endpoint) NullCount(ctx context.Context, info *routes.TableInfo, column string) (int64, error) {
+	if _, ok := info.Column(column); !ok {
+		return 0, &routes.ProbeError{Table: info.Ref.String(), Column: column, Problem: "column does not exist"}
+	}
+	ranges, err := e.Plan(ctx, info, routes.PlanOptions{Pipes: 1})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, r := range ranges {
+		s, err := e.Read(ctx, r, routes.ReadOptions{Columns: []string{column}})
+		if err != nil {
+			return 0, fmt.Errorf("NULLs of %s.%s: %w", info.Ref, column, err)
+		}
+		for s.Next() {
+			n += int64(s.RecordBatch().Column(0).NullN())
+		}
+		err = s.Err()
+		s.Release()
+		if err != nil {
+			return 0, fmt.Errorf("NULLs of %s.%s: %w", info.Ref, column, err)
+		}
+	}
+	return n, nil
+}
+
 func (e *Endpoint) scanMax(ctx context.Context, r routes.Range, cursor string, m *maxTracker) error {
 	s, err := e.Read(ctx, r, routes.ReadOptions{Columns: []string{cursor}})
 	if err != nil {

@@ -17,10 +17,42 @@ import (
 // one, never a mix); append inserts the staged rows; merge upserts them by
 // key. A destination that does not exist yet is the staging table renamed.
 func (st *stage) Commit(ctx context.Context, state routes.State) error {
-	if err := st.commit(ctx, state); err != nil {
+	err := st.commit(ctx, state)
+	if err != nil && st.opts.Mode == routes.ModeMerge && isRepeatedKeyErr(err) {
+		err = st.repeatedKey(ctx, err)
+	}
+	if err != nil {
 		return fmt.Errorf("on %s: %w", st.e.url.Identity(), err)
 	}
 	return nil
+}
+
+// repeatedKey names a key the staged merge rows repeat (the staging
+// table's primary key or ON CONFLICT failed on it): the run is refused as
+// bad input (routes.RepeatedKey). The check costs nothing when no key
+// repeats: it runs only after the server refused one.
+func (st *stage) repeatedKey(ctx context.Context, cause error) error {
+	sel := make([]string, len(st.opts.Key))
+	for i, k := range st.opts.Key {
+		sel[i] = quoteIdent(k) + "::text"
+	}
+	q := fmt.Sprintf("SELECT ARRAY[%s] FROM %s GROUP BY %s HAVING count(*) > 1 LIMIT 1", strings.Join(sel, ", "), ident(st.table), joinIdents(st.opts.Key))
+	var vals []string
+	err := st.lock.conn.QueryRow(ctx, q).Scan(&vals)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return cause // another unique index of the destination refused a row
+	}
+	if err != nil {
+		return fmt.Errorf("%w (and naming the repeated key failed: %v)", cause, err)
+	}
+	return routes.RepeatedKey(st.info.Ref, st.dest, st.opts.Key, strings.Join(vals, ", "))
+}
+
+// isRepeatedKeyErr: a unique index refused the staged rows (23505), or
+// ON CONFLICT DO UPDATE met one key twice (21000).
+func isRepeatedKeyErr(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "21000")
 }
 
 func (st *stage) commit(ctx context.Context, state routes.State) error {

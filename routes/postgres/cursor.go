@@ -44,8 +44,6 @@ func (e *Endpoint) CountRange(ctx context.Context, info *routes.TableInfo, curso
 	return n, nil
 }
 
-var _ routes.NullCounter = (*Endpoint)(nil)
-
 // NullCount counts the rows whose column is NULL.
 func (e *Endpoint) NullCount(ctx context.Context, info *routes.TableInfo, column string) (int64, error) {
 	var n int64

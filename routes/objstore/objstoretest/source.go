@@ -113,6 +113,14 @@ func (s *Source) MaxCursor(_ context.Context, _ *routes.TableInfo, cursor string
 	return strconv.FormatInt(m, 10), len(s.Rows) > 0, nil
 }
 
+// NullCount is 0: the rows' ids are never NULL.
+func (s *Source) NullCount(_ context.Context, _ *routes.TableInfo, column string) (int64, error) {
+	if column != "id" {
+		return 0, fmt.Errorf("column %q: only id", column)
+	}
+	return 0, nil
+}
+
 // Read streams one range, keeping ids in the (After, Until] window.
 func (s *Source) Read(ctx context.Context, r routes.Range, opts routes.ReadOptions) (routes.Stream, error) {
 	var lo, hi int
