@@ -147,7 +147,9 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 		return err
 	}
 	c := cond{absent: st.prev == nil, version: st.prevVersion}
-	routes.Checkpoint("commit")
+	if err := routes.Checkpoint("commit"); err != nil {
+		return err
+	}
 	if err := st.publish(ctx, b, c); err != nil {
 		return err
 	}
