@@ -180,6 +180,31 @@ func (f *Fixture) Create(t testing.TB, ctx context.Context, name string, rows []
 	}
 }
 
+// CreateKeyless makes a table of one optional long column, id, with no
+// identifier field (routestest.SourceFixture), in one append snapshot.
+func (f *Fixture) CreateKeyless(t testing.TB, ctx context.Context, name string, ids []*int64) {
+	t.Helper()
+	cat := f.ep.Catalog()
+	if err := cat.CreateNamespace(ctx, table.Identifier{f.Namespace}, nil); err != nil && !isExists(err) {
+		t.Fatalf("create namespace: %v", err)
+	}
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
+	tbl, err := cat.CreateTable(ctx, table.Identifier{f.Namespace, name}, sc, catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
+	if err != nil {
+		t.Fatalf("create %s: %v", name, err)
+	}
+	rec := routestest.KeylessBatch(memory.DefaultAllocator, ids)
+	defer rec.Release()
+	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	if _, err := tbl.Append(ctx, rdr, nil); err != nil {
+		t.Fatalf("append to %s: %v", name, err)
+	}
+}
+
 func isExists(err error) bool {
 	return errorsIs(err, catalog.ErrNamespaceAlreadyExists)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -154,6 +155,27 @@ func (f *Fixture) Create(t testing.TB, ctx context.Context, name string, rows []
 	f.write(t, ctx, name, rows, routes.ModeReplace)
 }
 
+// CreateKeyless writes a weir table of one nullable bigint column, id,
+// with no primary key (routestest.SourceFixture).
+func (f *Fixture) CreateKeyless(t testing.TB, ctx context.Context, name string, ids []*int64) {
+	t.Helper()
+	info := routestest.KeylessInfo(name)
+	stage, err := f.Endpoint(t, ctx).Prepare(ctx, info, routes.WriteOptions{Table: info.Ref, Mode: routes.ModeReplace, RunID: routes.NewRunID()})
+	if err != nil {
+		t.Fatalf("prepare %s: %v", name, err)
+	}
+	s := routestest.BatchStream(ctx, info.Schema(), routestest.KeylessBatch(memory.DefaultAllocator, ids))
+	defer s.Release()
+	n, err := stage.Write(ctx, s)
+	if err == nil {
+		err = stage.Commit(ctx, routes.State{SourceID: "objstoretest", Rows: n})
+	}
+	if err != nil {
+		stage.Abort(ctx)
+		t.Fatalf("write %s: %v", name, err)
+	}
+}
+
 // Insert appends rows to the table as one run.
 func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []routestest.Row) {
 	f.write(t, ctx, name, rows, routes.ModeAppend)
@@ -162,7 +184,7 @@ func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []
 func (f *Fixture) write(t testing.TB, ctx context.Context, name string, rows []routestest.Row, mode routes.Mode) {
 	t.Helper()
 	ep := f.Endpoint(t, ctx)
-	src := &Source{Table: Info(name), Rows: rows}
+	src := &routestest.MemSource{Table: routestest.MemInfo(name), Rows: rows}
 	stage, err := ep.Prepare(ctx, src.Table, routes.WriteOptions{Table: src.Table.Ref, Mode: mode, RunID: routes.NewRunID()})
 	if err != nil {
 		t.Fatalf("prepare %s: %v", name, err)
