@@ -200,8 +200,11 @@ func (st *stage) manifest(state routes.State) *Manifest {
 		m.Rows += f.Rows
 		m.Bytes += f.Bytes
 	}
+	if state.RunID == "" { // the state names its run; else it is this stage's
+		state.RunID = st.runID
+	}
 	m.putState(ManifestState{SourceID: state.SourceID, Cursor: state.Cursor, Watermark: state.Watermark, Position: state.Position,
-		RunID: st.runID, Rows: state.Rows, CommittedAt: now})
+		RunID: state.RunID, Rows: state.Rows, CommittedAt: now})
 	return m
 }
 
