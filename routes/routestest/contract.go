@@ -120,7 +120,9 @@ func planCoversOnce(t *testing.T, ctx context.Context, fix SourceFixture) {
 		keyless = append(keyless, &id)
 	}
 	dense, sparse, nokey := Name("plan_dense"), Name("plan_edges"), Name("plan_nokey")
-	fix.Create(t, ctx, dense, keyed[:600])
+	fix.Create(t, ctx, dense, keyed[:200]) // three writes: a file source has three files to plan
+	fix.Insert(t, ctx, dense, keyed[200:400])
+	fix.Insert(t, ctx, dense, keyed[400:600])
 	fix.Create(t, ctx, sparse, keyed)
 	fix.CreateKeyless(t, ctx, nokey, keyless)
 	want := map[string][]*int64{dense: ids(keyed[:600]), sparse: ids(keyed), nokey: keyless}
