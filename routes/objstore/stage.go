@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // stage is one run writing one table: its files go under
@@ -86,7 +87,7 @@ func (e *Endpoint) newStage(info *routes.TableInfo, opts routes.WriteOptions) (*
 		st.alloc = memory.DefaultAllocator
 	}
 	st.in = info.Schema()
-	st.schema = FileSchema(st.in, e.set.format)
+	st.schema = fileformat.FileSchema(st.in, e.set.format)
 	return st, nil
 }
 

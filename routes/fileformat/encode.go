@@ -1,4 +1,4 @@
-package objstore
+package fileformat
 
 import (
 	"bufio"
@@ -32,8 +32,8 @@ type EncoderOptions struct {
 	Allocator     memory.Allocator
 }
 
-// NewEncoder returns an encoder of format (FormatParquet, FormatCSVGzip or
-// FormatCSV) writing to w. Parquet columns of types Parquet cannot hold
+// NewEncoder returns an encoder of format (Parquet, CSVGzip or
+// CSV) writing to w. Parquet columns of types Parquet cannot hold
 // (intervals, durations) are written as text (see FileSchema).
 func NewEncoder(w io.Writer, schema *arrow.Schema, format string, opts EncoderOptions) (Encoder, error) {
 	if opts.Allocator == nil {
@@ -43,14 +43,15 @@ func NewEncoder(w io.Writer, schema *arrow.Schema, format string, opts EncoderOp
 		opts.RowGroupBytes = DefaultRowGroupBytes
 	}
 	switch format {
-	case FormatParquet:
+	case Parquet:
+		UseLeanZstd()
 		e, err := newParquetEncoder(w, schema, opts)
 		if err != nil {
 			return nil, err // not a typed nil
 		}
 		return e, nil
-	case FormatCSVGzip, FormatCSV:
-		return newCSVEncoder(w, schema, format == FormatCSVGzip), nil
+	case CSVGzip, CSV:
+		return newCSVEncoder(w, schema, format == CSVGzip), nil
 	}
 	return nil, fmt.Errorf("unknown format %q (use parquet, csv.gz or csv)", format)
 }
@@ -59,7 +60,7 @@ func NewEncoder(w io.Writer, schema *arrow.Schema, format string, opts EncoderOp
 // same, except that for Parquet a column of a type Parquet cannot store
 // becomes a string column holding the value's text.
 func FileSchema(schema *arrow.Schema, format string) *arrow.Schema {
-	if format != FormatParquet {
+	if format != Parquet {
 		return schema
 	}
 	fields := schema.Fields()
@@ -97,7 +98,7 @@ type parquetEncoder struct {
 type writerOnly struct{ io.Writer }
 
 func newParquetEncoder(w io.Writer, schema *arrow.Schema, opts EncoderOptions) (*parquetEncoder, error) {
-	fs := FileSchema(schema, FormatParquet)
+	fs := FileSchema(schema, Parquet)
 	fw, err := pqarrow.NewFileWriter(fs, writerOnly{w}, writerProps(fs, opts.Allocator), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(opts.Allocator)))
 	if err != nil {
 		return nil, fmt.Errorf("parquet writer: %w", err)
