@@ -143,3 +143,29 @@ func (b *Batches) start() {
 		})
 	}()
 }
+
+// RecordBytes is the size of a batch's buffers, children and dictionaries
+// included (a sliced batch counts its whole buffers: an overestimate).
+func RecordBytes(r arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range r.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataBytes(d.Dictionary())
+	}
+	return n
+}

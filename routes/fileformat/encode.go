@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // Encoder writes record batches as one data file.
@@ -138,7 +140,7 @@ func (e *parquetEncoder) Write(rec arrow.RecordBatch) error {
 		return err
 	}
 	e.pending = append(e.pending, r)
-	e.size += recordBytes(r)
+	e.size += routes.RecordBytes(r)
 	if e.size >= e.target {
 		return e.flush()
 	}
@@ -161,32 +163,6 @@ func (e *parquetEncoder) fileBatch(rec arrow.RecordBatch) (arrow.RecordBatch, er
 		cols[i] = col
 	}
 	return array.NewRecordBatch(e.schema, cols, rec.NumRows()), nil
-}
-
-// recordBytes is the size of a batch's buffers (a sliced batch counts its
-// whole buffers: an overestimate, which only makes row groups smaller).
-func recordBytes(r arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range r.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	if d.DataType().ID() == arrow.DICTIONARY {
-		n += dataBytes(d.Dictionary())
-	}
-	return n
 }
 
 // textArray renders a column as strings (NULLs stay NULL).

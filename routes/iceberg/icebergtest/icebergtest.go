@@ -193,16 +193,7 @@ func (f *Fixture) CreateKeyless(t testing.TB, ctx context.Context, name string, 
 	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}
-	rec := routestest.KeylessBatch(memory.DefaultAllocator, ids)
-	defer rec.Release()
-	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Release()
-	if _, err := tbl.Append(ctx, rdr, nil); err != nil {
-		t.Fatalf("append to %s: %v", name, err)
-	}
+	appendBatch(t, ctx, tbl, routestest.KeylessBatch(memory.DefaultAllocator, ids))
 }
 
 func isExists(err error) bool {
@@ -216,7 +207,12 @@ func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := Batch(t, tbl.Schema(), rows)
+	appendBatch(t, ctx, tbl, Batch(t, tbl.Schema(), rows))
+}
+
+// appendBatch appends rec to tbl in one snapshot, and releases it.
+func appendBatch(t testing.TB, ctx context.Context, tbl *table.Table, rec arrow.RecordBatch) {
+	t.Helper()
 	defer rec.Release()
 	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	if err != nil {
@@ -224,7 +220,7 @@ func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []
 	}
 	defer rdr.Release()
 	if _, err := tbl.Append(ctx, rdr, nil); err != nil {
-		t.Fatalf("append to %s: %v", name, err)
+		t.Fatalf("append to %s: %v", tbl.Identifier(), err)
 	}
 }
 

@@ -158,22 +158,8 @@ func (f *Fixture) Create(t testing.TB, ctx context.Context, name string, rows []
 // CreateKeyless writes a weir table of one nullable bigint column, id,
 // with no primary key (routestest.SourceFixture).
 func (f *Fixture) CreateKeyless(t testing.TB, ctx context.Context, name string, ids []*int64) {
-	t.Helper()
 	info := routestest.KeylessInfo(name)
-	stage, err := f.Endpoint(t, ctx).Prepare(ctx, info, routes.WriteOptions{Table: info.Ref, Mode: routes.ModeReplace, RunID: routes.NewRunID()})
-	if err != nil {
-		t.Fatalf("prepare %s: %v", name, err)
-	}
-	s := routestest.BatchStream(ctx, info.Schema(), routestest.KeylessBatch(memory.DefaultAllocator, ids))
-	defer s.Release()
-	n, err := stage.Write(ctx, s)
-	if err == nil {
-		err = stage.Commit(ctx, routes.State{SourceID: "objstoretest", Rows: n})
-	}
-	if err != nil {
-		stage.Abort(ctx)
-		t.Fatalf("write %s: %v", name, err)
-	}
+	f.commit(t, ctx, info, routestest.BatchStream(ctx, info.Schema(), routestest.KeylessBatch(memory.DefaultAllocator, ids)), routes.ModeReplace)
 }
 
 // Insert appends rows to the table as one run.
@@ -182,23 +168,27 @@ func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []
 }
 
 func (f *Fixture) write(t testing.TB, ctx context.Context, name string, rows []routestest.Row, mode routes.Mode) {
-	t.Helper()
-	ep := f.Endpoint(t, ctx)
 	src := &routestest.MemSource{Table: routestest.MemInfo(name), Rows: rows}
-	stage, err := ep.Prepare(ctx, src.Table, routes.WriteOptions{Table: src.Table.Ref, Mode: mode, RunID: routes.NewRunID()})
-	if err != nil {
-		t.Fatalf("prepare %s: %v", name, err)
-	}
 	ranges, _ := src.Plan(ctx, src.Table, routes.PlanOptions{Pipes: 1})
 	s, _ := src.Read(ctx, ranges[0], routes.ReadOptions{})
+	f.commit(t, ctx, src.Table, s, mode)
+}
+
+// commit writes the stream s as one run into info's table, and releases s.
+func (f *Fixture) commit(t testing.TB, ctx context.Context, info *routes.TableInfo, s routes.Stream, mode routes.Mode) {
+	t.Helper()
 	defer s.Release()
+	stage, err := f.Endpoint(t, ctx).Prepare(ctx, info, routes.WriteOptions{Table: info.Ref, Mode: mode, RunID: routes.NewRunID()})
+	if err != nil {
+		t.Fatalf("prepare %s: %v", info.Ref, err)
+	}
 	n, err := stage.Write(ctx, s)
 	if err == nil {
 		err = stage.Commit(ctx, routes.State{SourceID: "objstoretest", Rows: n})
 	}
 	if err != nil {
 		stage.Abort(ctx)
-		t.Fatalf("write %s: %v", name, err)
+		t.Fatalf("write %s: %v", info.Ref, err)
 	}
 }
 
