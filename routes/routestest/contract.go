@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -474,10 +475,13 @@ func (d *destRun) copyWithHook(t *testing.T, ctx context.Context, tbl string, ro
 	mem := CheckedAllocator(t)
 	src := &MemSource{Table: MemInfo("mem." + tbl), Rows: rows, BatchLen: 25}
 	var phases []string
+	var mu sync.Mutex // pipes may reach a phase from their own goroutines
 	restore := routes.SetCheckpointHook(func(p string) error {
+		mu.Lock()
 		if p != "mid-copy" || !slices.Contains(phases, p) {
 			phases = append(phases, p)
 		}
+		mu.Unlock()
 		return hook(p)
 	})
 	defer restore()
