@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/routes/objstore"
+	"github.com/weirhq/weir/routes/fileformat"
 	"github.com/weirhq/weir/routes/where"
 )
 
@@ -333,8 +333,8 @@ type ReadReport struct {
 	ElapsedMS int64    `json:"elapsed_ms"`
 }
 
-// ReadTo streams Read's rows into w as a file of format (objstore's
-// FormatParquet, FormatCSVGzip or FormatCSV), in constant memory.
+// ReadTo streams Read's rows into w as a file of format
+// (fileformat.Parquet, CSVGzip or CSV), in constant memory.
 func ReadTo(ctx context.Context, src, table string, w io.Writer, format string, opts ReadOptions) (*ReadReport, error) {
 	start := time.Now()
 	r, err := openRead(ctx, src, table, opts)
@@ -344,7 +344,7 @@ func ReadTo(ctx context.Context, src, table string, w io.Writer, format string, 
 	rep := &ReadReport{Source: routes.Redact(src), Table: r.info.Ref.String(), Format: format, Columns: r.need[:r.schema.NumFields()],
 		Where: opts.Where, Pushed: r.pushed, Parallel: r.budget.Parallel}
 	cw := &countingWriter{w: w}
-	enc, err := objstore.NewEncoder(cw, r.schema, format, objstore.EncoderOptions{RowGroupBytes: int64(r.budget.ChunkBytes), Allocator: r.mem})
+	enc, err := fileformat.NewEncoder(cw, r.schema, format, fileformat.EncoderOptions{RowGroupBytes: int64(r.budget.ChunkBytes), Allocator: r.mem})
 	if err != nil {
 		r.src.Close()
 		return nil, routes.BadInput("%v", err)
@@ -356,7 +356,7 @@ func ReadTo(ctx context.Context, src, table string, w io.Writer, format string, 
 	return rep, err
 }
 
-func encodeAll(r *plannedRead, enc objstore.Encoder) error {
+func encodeAll(r *plannedRead, enc fileformat.Encoder) error {
 	for r.Next() {
 		if err := enc.Write(r.RecordBatch()); err != nil {
 			enc.Discard()

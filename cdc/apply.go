@@ -98,20 +98,3 @@ func Finish(ctx context.Context, tx Tx, w *Window, states map[routes.TableRef]ro
 	}
 	return tx.Commit(ctx, states)
 }
-
-// FailHook, when a test sets it, is called by appliers at named stages
-// inside the apply transaction ("after-truncate", "before-state",
-// "before-commit"; a changelog's "after-append"; Iceberg's
-// "between-tables", with some tables committed); an error it returns
-// aborts the apply there, so the test can check what landed.
-var FailHook func(stage string) error
-
-// Fail runs FailHook at stage and, for kill tests, routes.Checkpoint with
-// "apply-" + stage (WEIR_FAULT_PAUSE=apply-before-commit pauses there).
-func Fail(stage string) error {
-	routes.Checkpoint("apply-" + stage)
-	if FailHook != nil {
-		return FailHook(stage)
-	}
-	return nil
-}

@@ -37,6 +37,7 @@ type Batches struct {
 	done   chan struct{}
 	err    error // set before done is closed
 	cur    arrow.RecordBatch
+	halt   error // a checkpoint hook's error: the stream ends with it
 }
 
 // NewBatches returns a stream of schema's batches that produce will decode.
@@ -67,11 +68,11 @@ func (b *Batches) Claim() bool {
 // Next moves to the next batch; false at the end or on error (see Err).
 func (b *Batches) Next() bool {
 	b.once.Do(b.start)
-	if b.cur != nil {
-		Checkpoint("mid-copy") // the consumer wrote a batch and asks for more
+	if b.cur != nil && b.halt == nil {
+		b.halt = Checkpoint("mid-copy") // the consumer wrote a batch and asks for more
 	}
 	b.releaseCur()
-	if b.ch == nil {
+	if b.ch == nil || b.halt != nil {
 		return false // claimed by WriteTo
 	}
 	rec, ok := <-b.ch
@@ -85,6 +86,9 @@ func (b *Batches) Next() bool {
 
 // Err is the producer's error once it has finished.
 func (b *Batches) Err() error {
+	if b.halt != nil {
+		return b.halt
+	}
 	if b.done == nil {
 		return nil
 	}
@@ -138,4 +142,30 @@ func (b *Batches) start() {
 			}
 		})
 	}()
+}
+
+// RecordBytes is the size of a batch's buffers, children and dictionaries
+// included (a sliced batch counts its whole buffers: an overestimate).
+func RecordBytes(r arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range r.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataBytes(d.Dictionary())
+	}
+	return n
 }

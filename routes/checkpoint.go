@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,15 +21,40 @@ const ResumeEnv = "WEIR_FAULT_RESUME"
 
 var pauseAt = sync.OnceValue(func() string { return os.Getenv(CheckpointEnv) })
 
-// Checkpoint marks a named phase: probe, mid-copy (a pipe has handed its
-// first batch to the destination and asks for the next), before-commit,
-// commit (inside the destination's commit), after-commit (committed, the
-// report not yet printed); the runner adds poll and
-// before-quarantine-commit. When the test hook names this phase, it says
-// so on stderr and blocks until killed, or until the ResumeEnv file exists.
-func Checkpoint(phase string) {
+// hook is the in-process test seam (SetCheckpointHook); nil in production.
+var hook atomic.Pointer[func(phase string) error]
+
+// SetCheckpointHook makes every Checkpoint call fn with its phase and fail
+// with fn's error; nil removes the hook. It returns a func that puts the
+// previous hook back. Tests only: it is the one in-process fault seam, as
+// CheckpointEnv is the one for a child process.
+func SetCheckpointHook(fn func(phase string) error) (restore func()) {
+	var p *func(string) error
+	if fn != nil {
+		p = &fn
+	}
+	old := hook.Swap(p)
+	return func() { hook.Store(old) }
+}
+
+// Checkpoint marks a named phase. Phases: probe, mid-copy (a pipe has
+// handed its first batch to the destination and asks for the next),
+// before-commit, commit (inside the destination's commit, before it is
+// durable), after-commit (committed, the report not yet printed); the
+// runner adds poll and before-quarantine-commit; CDC adds apply-<stage>
+// and bootstrap stages (cdc/pgwal, cdc/binlog). A hook set by a test
+// (SetCheckpointHook) sees every phase and its error fails the step that
+// reached it: callers return it. When CheckpointEnv names the phase, it
+// says so on stderr and blocks until killed, or until the ResumeEnv file
+// exists.
+func Checkpoint(phase string) error {
+	if h := hook.Load(); h != nil {
+		if err := (*h)(phase); err != nil {
+			return err
+		}
+	}
 	if p := pauseAt(); p == "" || p != phase {
-		return
+		return nil
 	}
 	fmt.Fprintf(os.Stderr, "weir: paused at %s\n", phase)
 	resume := os.Getenv(ResumeEnv)
@@ -37,7 +63,7 @@ func Checkpoint(phase string) {
 	}
 	for {
 		if _, err := os.Stat(resume); err == nil {
-			return
+			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

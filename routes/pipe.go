@@ -59,7 +59,9 @@ const abortTimeout = 30 * time.Second
 func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (CopyResult, error) {
 	start := time.Now()
 	res := CopyResult{Table: spec.Table.String()}
-	Checkpoint("probe")
+	if err := Checkpoint("probe"); err != nil {
+		return res, err
+	}
 	info, err := src.Probe(ctx, spec.Table)
 	if err != nil {
 		return res, suggestTable(ctx, src, spec.Table, err)
@@ -190,14 +192,15 @@ func commit(ctx context.Context, stage Stage, info *TableInfo, spec CopySpec, wi
 		res.KeptEmpty = true
 		return abort(ctx, stage)
 	}
-	Checkpoint("before-commit")
+	if err := Checkpoint("before-commit"); err != nil {
+		return err
+	}
 	state := State{SourceID: info.SourceID, Cursor: win.Cursor, Watermark: win.Until, Position: spec.Position, RunID: spec.RunID, Rows: res.Rows}
 	res.Watermark = state.Watermark
 	if err := stage.Commit(ctx, state); err != nil {
 		return fmt.Errorf("commit %s: %w", spec.DestTable, err)
 	}
-	Checkpoint("after-commit")
-	return nil
+	return Checkpoint("after-commit")
 }
 
 // abort rolls back on a context that survives the caller's cancel.

@@ -15,8 +15,9 @@ type Source interface {
 	// Probe returns the table's columns (Arrow and native types), primary key
 	// and row estimate. A missing table or an unreadable type is a *ProbeError.
 	Probe(ctx context.Context, table TableRef) (*TableInfo, error)
-	// Plan splits the table into at most opts.Pipes ranges that together
-	// cover every row exactly once.
+	// Plan splits the table into ranges that together cover every row
+	// exactly once; there may be more ranges than opts.Pipes (Copy runs
+	// Pipes of them at a time).
 	Plan(ctx context.Context, info *TableInfo, opts PlanOptions) ([]Range, error)
 	// Read opens one pipe over one range. Nothing is read before the first
 	// Next (or WriteTo, for a NativeStream).
@@ -99,7 +100,7 @@ type StateReader interface {
 
 // PlanOptions bound how a source splits a table.
 type PlanOptions struct {
-	Pipes int // upper bound on the number of ranges; >= 1
+	Pipes int // the pipes that will read the ranges at a time; >= 1
 	// Cursor and After restrict the plan to rows past a watermark (append,
 	// merge); empty After means from the start.
 	Cursor string

@@ -223,20 +223,20 @@ func failureInsideApply(t *testing.T, e *env) {
 	e.exec(`TRUNCATE TABLE ` + e.src.Table("items"))
 	e.exec(`INSERT INTO ` + e.src.Table("items") + ` (id, name) VALUES (5, 'post')`)
 	before := e.dst.Hash(t, e.ctx, "items", exprs[kind], "id")
-	cdc.FailHook = func(s string) error {
-		if s == "before-commit" {
+	routes.SetCheckpointHook(func(s string) error {
+		if s == "apply-before-commit" {
 			return errors.New("injected failure")
 		}
 		return nil
-	}
-	t.Cleanup(func() { cdc.FailHook = nil })
+	})
+	t.Cleanup(func() { routes.SetCheckpointHook(nil) })
 	if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("run with failure = %v, want the injected failure", err)
 	}
 	if got := e.dst.Hash(t, e.ctx, "items", exprs[kind], "id"); got != before {
 		t.Fatalf("failed apply changed the destination")
 	}
-	cdc.FailHook = nil
+	routes.SetCheckpointHook(nil)
 	e.run()
 	e.assertEqual("re-run after failure")
 }
@@ -319,6 +319,5 @@ func TestPosition_RoundTrip(t *testing.T) {
 }
 
 func setFailpoint(t *testing.T, fn func(string) error) {
-	failpoint = fn
-	t.Cleanup(func() { failpoint = nil })
+	t.Cleanup(routes.SetCheckpointHook(fn))
 }

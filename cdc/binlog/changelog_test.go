@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // logStep is one source transaction of the changelog workload and the ops
@@ -127,18 +128,18 @@ func changelog(t *testing.T, e *env) {
 		{`UPDATE ` + tbl + ` SET name = 'B' WHERE id = 2`, []string{"U 2"}},
 	})...)
 	before := e.logOps(true)
-	t.Cleanup(func() { cdc.FailHook = nil })
+	t.Cleanup(func() { routes.SetCheckpointHook(nil) })
 	for _, stage := range []string{"after-append", "before-state", "before-commit"} {
-		cdc.FailHook = func(s string) error {
-			if s == stage {
+		routes.SetCheckpointHook(func(s string) error {
+			if s == "apply-"+stage {
 				return errors.New("injected failure")
 			}
 			return nil
-		}
+		})
 		if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
 			t.Fatalf("run failing at %s = %v, want the injected failure", stage, err)
 		}
-		cdc.FailHook = nil
+		routes.SetCheckpointHook(nil)
 		if got := e.logOps(true); !slices.Equal(got, before) {
 			t.Fatalf("failure at %s changed the log", stage)
 		}

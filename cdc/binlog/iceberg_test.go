@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // TestIceberg_CrashBetweenTables: Iceberg commits each table on its own;
@@ -28,17 +28,17 @@ func TestIceberg_CrashBetweenTables(t *testing.T) {
 			e.exec(`BEGIN; UPDATE ` + accounts + ` SET v = 'x' WHERE id = 1; UPDATE ` + tbl + ` SET n = 0 WHERE id = 4;
 DELETE FROM ` + accounts + ` WHERE id = 2; COMMIT`)
 			e.exec(`UPDATE ` + accounts + ` SET id = 10 WHERE id = 1`)
-			cdc.FailHook = func(s string) error {
-				if s == "between-tables" { // accounts committed, items not
+			routes.SetCheckpointHook(func(s string) error {
+				if s == "apply-between-tables" { // accounts committed, items not
 					return errors.New("injected failure")
 				}
 				return nil
-			}
-			t.Cleanup(func() { cdc.FailHook = nil })
+			})
+			t.Cleanup(func() { routes.SetCheckpointHook(nil) })
 			if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
 				t.Fatalf("run = %v, want the injected failure between the commits", err)
 			}
-			cdc.FailHook = nil
+			routes.SetCheckpointHook(nil)
 			// accounts holds the window, items does not.
 			if changelog {
 				if got := e.dst.LogOps(t, e.ctx, "accounts", "id", false); !slices.Equal(got, []string{"U 1", "D 2", "D 1", "U 10"}) {

@@ -43,18 +43,6 @@ type run struct {
 	tables  []*cdc.Table
 }
 
-// failpoint, when set (tests), is called at named stages of the bootstrap
-// ("bootstrap-copy": the coordinate is taken, nothing is loaded yet); an
-// error it returns aborts the run there.
-var failpoint func(stage string) error
-
-func fail(stage string) error {
-	if failpoint != nil {
-		return failpoint(stage)
-	}
-	return nil
-}
-
 // Run bootstraps the pair on its first run and drains, folds and applies
 // the binlog since the saved position on every later one.
 func Run(ctx context.Context, cfg Config) (Result, error) {
@@ -217,7 +205,7 @@ func (r *run) bootstrap(ctx context.Context) (Result, error) {
 	}
 	res.To = pos.String()
 	at := time.Now().UTC()
-	if err := fail("bootstrap-copy"); err != nil {
+	if err := routes.Checkpoint("bootstrap-copy"); err != nil {
 		return res, err
 	}
 	var la cdc.LogAppender
@@ -273,7 +261,9 @@ func (r *run) incremental(ctx context.Context, from Position) (Result, error) {
 	if err := cdc.Finish(ctx, tx, w, r.states(to.String(), int64(w.Changes))); err != nil {
 		return res, err
 	}
-	routes.Checkpoint("after-commit") // kill tests: committed, the report not printed yet
+	if err := routes.Checkpoint("after-commit"); err != nil { // kill tests: committed, the report not printed yet
+		return res, err
+	}
 	res.To = to.String()
 	res.Count(w)
 	return res, nil

@@ -69,7 +69,7 @@ func (r *run) bootstrap(ctx context.Context) (res Result, err error) {
 		return res, fmt.Errorf("pgwal: source route cannot read from an exported snapshot")
 	}
 	pin.UseSnapshot(slot.SnapshotName)
-	if err := fail("bootstrap-copy"); err != nil {
+	if err := routes.Checkpoint("bootstrap-copy"); err != nil {
 		return res, err
 	}
 	res.To = slot.ConsistentPoint

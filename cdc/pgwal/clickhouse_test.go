@@ -33,15 +33,15 @@ func (e *env) twoTables() (routes.TableRef, routes.TableRef) {
 func (e *env) crashBetweenTables() {
 	e.t.Helper()
 	calls := 0
-	cdc.FailHook = func(s string) error {
-		if s == "after-table-commit" {
+	routes.SetCheckpointHook(func(s string) error {
+		if s == "apply-after-table-commit" {
 			if calls++; calls == 1 {
 				return errors.New("injected crash between tables")
 			}
 		}
 		return nil
-	}
-	defer func() { cdc.FailHook = nil }()
+	})
+	defer routes.SetCheckpointHook(nil)
 	if _, err := e.runRetry(); err == nil || !strings.Contains(err.Error(), "injected") {
 		e.t.Fatalf("run = %v, want the injected crash", err)
 	}

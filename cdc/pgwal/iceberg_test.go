@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
 	wice "github.com/weirhq/weir/routes/iceberg"
 	"github.com/weirhq/weir/routes/routestest"
@@ -53,17 +52,17 @@ INSERT INTO ` + ident(e.src) + ` VALUES (99, 'x', 1, NULL); COMMIT`)
 	e.exec(`UPDATE ` + ident(src2) + ` SET id = 500 WHERE id = 5`)
 	e.exec(`INSERT INTO ` + ident(src2) + ` VALUES ('eu', 5, 1, 'short')`)
 	// accounts commits first (name order), then the run dies.
-	cdc.FailHook = func(s string) error {
-		if s == "between-tables" {
+	routes.SetCheckpointHook(func(s string) error {
+		if s == "apply-between-tables" {
 			return errors.New("injected failure")
 		}
 		return nil
-	}
-	t.Cleanup(func() { cdc.FailHook = nil })
+	})
+	t.Cleanup(func() { routes.SetCheckpointHook(nil) })
 	if _, err := e.runRetry(); err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("run = %v, want the injected failure between the tables' commits", err)
 	}
-	cdc.FailHook = nil
+	routes.SetCheckpointHook(nil)
 	sr := e.stateReader()
 	s1, _, _ := sr.LoadState(e.ctx, dst2, e.sourceID(src2))
 	s2, _, _ := sr.LoadState(e.ctx, e.dst, e.sourceID(e.src))

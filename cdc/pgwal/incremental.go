@@ -43,7 +43,9 @@ func (r *run) incremental(ctx context.Context, pos string) (Result, error) {
 	if err := cdc.Finish(ctx, tx, w, r.states(end.String(), int64(w.Changes))); err != nil {
 		return res, err
 	}
-	routes.Checkpoint("after-commit") // kill tests: committed, the slot not confirmed yet
+	if err := routes.Checkpoint("after-commit"); err != nil { // kill tests: committed, the slot not confirmed yet
+		return res, err
+	}
 	res.To = end.String()
 	res.Count(w)
 	return res, s.confirm(ctx, end)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 
-	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // withParam adds a query parameter to a URL.
@@ -46,16 +46,16 @@ func TestRun_SlowApplyKeepsConnection(t *testing.T) {
 			e.exec(`INSERT INTO ` + ident(e.src) + ` SELECT g, 'new ' || g, g, repeat(md5(g::text), 32768) FROM generate_series(100, 129) g`)
 			e.exec(`UPDATE ` + ident(e.src) + ` SET n = -n WHERE id <= 10`)
 			slow := 0
-			cdc.FailHook = func(stage string) error {
-				if stage == "after-truncate" || stage == "after-append" { // every chunk
+			routes.SetCheckpointHook(func(stage string) error {
+				if stage == "apply-after-truncate" || stage == "apply-after-append" { // every chunk
 					slow++
 					time.Sleep(2 * time.Second)
 				}
 				return nil
-			}
-			t.Cleanup(func() { cdc.FailHook = nil })
+			})
+			t.Cleanup(func() { routes.SetCheckpointHook(nil) })
 			res := e.run()
-			cdc.FailHook = nil
+			routes.SetCheckpointHook(nil)
 			if slow < 3 || res.Changes != 40 {
 				t.Fatalf("run = %+v with %d slow chunks, want 40 changes in at least 3", res, slow)
 			}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/cdc/cdctest"
 	"github.com/weirhq/weir/routes"
 	_ "github.com/weirhq/weir/routes/clickhouse"
@@ -277,20 +276,20 @@ func failureInsideApply(t *testing.T, e *env, stage string) {
 	e.exec(`TRUNCATE ` + ident(e.src))
 	e.exec(`INSERT INTO ` + ident(e.src) + ` VALUES (5, 'post', 5, ` + bigText + `)`)
 	before := e.hash(e.dst)
-	cdc.FailHook = func(s string) error {
-		if s == stage {
+	routes.SetCheckpointHook(func(s string) error {
+		if s == "apply-"+stage {
 			return errors.New("injected failure")
 		}
 		return nil
-	}
-	t.Cleanup(func() { cdc.FailHook = nil })
+	})
+	t.Cleanup(func() { routes.SetCheckpointHook(nil) })
 	if _, err := Run(e.ctx, e.cfg); err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("run with failure = %v, want the injected failure", err)
 	}
 	if got := e.hash(e.dst); got != before {
 		t.Fatalf("failed apply changed the destination")
 	}
-	cdc.FailHook = nil
+	routes.SetCheckpointHook(nil)
 	e.run()
 	e.assertEqual("re-run after failure")
 }
@@ -319,8 +318,7 @@ func TestRun_DroppedSlot(t *testing.T) {
 }
 
 func setFailpoint(t *testing.T, fn func(string) error) {
-	failpoint = fn
-	t.Cleanup(func() { failpoint = nil })
+	t.Cleanup(routes.SetCheckpointHook(fn))
 }
 
 func TestRun_FailedBootstrapRetries(t *testing.T) {

@@ -27,19 +27,6 @@ type run struct {
 	tables  []*table
 }
 
-// failpoint, when set (tests), is called at named stages: "bootstrap-copy"
-// (the snapshot is exported, nothing is copied yet) and "confirm" (the
-// destination committed, the slot is not told yet); an error it returns
-// aborts the run there.
-var failpoint func(stage string) error
-
-func fail(stage string) error {
-	if failpoint != nil {
-		return failpoint(stage)
-	}
-	return nil
-}
-
 // Run bootstraps the pair on its first run and drains, folds and applies
 // the changes since the saved position on every later one.
 func Run(ctx context.Context, cfg Config) (Result, error) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/weirhq/weir"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/routes/objstore"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 func init() { commands = append(commands, newReadCmd) }
@@ -68,11 +68,11 @@ func outputFormat(to string) (string, error) {
 	lower := strings.ToLower(to)
 	switch {
 	case to == "-" || strings.HasSuffix(lower, ".csv"):
-		return objstore.FormatCSV, nil
+		return fileformat.CSV, nil
 	case strings.HasSuffix(lower, ".csv.gz"):
-		return objstore.FormatCSVGzip, nil
+		return fileformat.CSVGzip, nil
 	case strings.HasSuffix(lower, ".parquet"):
-		return objstore.FormatParquet, nil
+		return fileformat.Parquet, nil
 	}
 	return "", routes.BadInput("--to %s: name a .parquet, .csv.gz or .csv file, or - for stdout", to)
 }

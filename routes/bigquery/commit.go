@@ -44,7 +44,9 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	if err != nil {
 		return err
 	}
-	routes.Checkpoint("commit")
+	if err := routes.Checkpoint("commit"); err != nil {
+		return err
+	}
 	if md == nil || st.opts.Mode == routes.ModeReplace {
 		err = st.swap(ctx, state)
 	} else {

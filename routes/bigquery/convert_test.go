@@ -14,11 +14,11 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/routes/objstore"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // TestConvert_ParquetRoundTrip converts source columns to their staged
-// types, writes them with objstore's Parquet encoder (what a load job
+// types, writes them with fileformat's Parquet encoder (what a load job
 // receives) and reads the file back: values and Parquet logical types
 // are the ones BigQuery's loader maps to the staging table's columns.
 func TestConvert_ParquetRoundTrip(t *testing.T) {
@@ -56,7 +56,7 @@ func TestConvert_ParquetRoundTrip(t *testing.T) {
 	defer conv.Release()
 
 	var buf bytes.Buffer
-	enc, err := objstore.NewEncoder(&buf, lay.arrow, objstore.FormatParquet, objstore.EncoderOptions{Allocator: mem})
+	enc, err := fileformat.NewEncoder(&buf, lay.arrow, fileformat.Parquet, fileformat.EncoderOptions{Allocator: mem})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 // _weir_lock_<table>, see lock.go) and creates a staging table
 // _weir_stage_<table>_<run> with the mapped schema (see mapType). Each
 // pipe converts its Arrow batches to the staged types, encodes them with
-// objstore's Parquet encoder into an io.Pipe, and a load job reads the
+// routes/fileformat's Parquet encoder into an io.Pipe, and a load job reads the
 // pipe as a media upload: bounded memory, no DML, nothing billed.
 //
 // Commit: replace (and the first load of any mode) swaps the staging

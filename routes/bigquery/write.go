@@ -11,7 +11,7 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/routes/objstore"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // errLoadEnded unblocks the encoder when the load stopped reading.
@@ -65,7 +65,7 @@ func (st *stage) checkSchema(s *arrow.Schema) error {
 // upload is one pipe's load file on its way into a load job.
 type upload struct {
 	st     *stage
-	enc    objstore.Encoder
+	enc    fileformat.Encoder
 	pw     *io.PipeWriter
 	loaded chan error
 	cancel context.CancelFunc
@@ -100,11 +100,11 @@ func (u *upload) start(ctx context.Context) error {
 		pr.CloseWithError(errLoadEnded)
 		u.loaded <- err
 	}()
-	if u.st.e.cfg.Format != FormatParquet {
+	if u.st.e.cfg.Format != fileformat.Parquet {
 		u.enc = newNDJSONEncoder(pw, u.st.lay.arrow)
 		return nil
 	}
-	enc, err := objstore.NewEncoder(pw, u.st.lay.arrow, objstore.FormatParquet, objstore.EncoderOptions{Allocator: u.st.mem})
+	enc, err := fileformat.NewEncoder(pw, u.st.lay.arrow, fileformat.Parquet, fileformat.EncoderOptions{Allocator: u.st.mem})
 	if err != nil {
 		return u.failed(fmt.Errorf("encode parquet: %w", err))
 	}
@@ -163,7 +163,7 @@ func (st *stage) load(ctx context.Context, r io.Reader) error {
 	src := bq.NewReaderSource(r)
 	src.Schema = st.lay.schema
 	src.SourceFormat = bq.JSON
-	if st.e.cfg.Format == FormatParquet {
+	if st.e.cfg.Format == fileformat.Parquet {
 		src.SourceFormat = bq.Parquet
 		src.ParquetOptions = &bq.ParquetOptions{EnableListInference: true}
 	}

@@ -248,7 +248,7 @@ func (x *cdcTx) applyChunk(ctx context.Context, c *cdcTable, tw *cdc.TableWindow
 		}
 		c.truncated = true
 	}
-	if err := cdc.Fail("after-truncate"); err != nil {
+	if err := routes.Checkpoint("apply-after-truncate"); err != nil {
 		return err
 	}
 	if len(tw.Upserts) == 0 && len(tw.Deletes) == 0 {
@@ -314,10 +314,10 @@ func (x *cdcTx) replicaInsert(c *cdcTable, partial bool) string {
 // their old position, which the next run reads again (a replica re-applies
 // idempotently; a log skips what it holds, see lastLogged).
 func (x *cdcTx) Commit(ctx context.Context, states map[routes.TableRef]routes.State) error {
-	if err := cdc.Fail("before-state"); err != nil {
+	if err := routes.Checkpoint("apply-before-state"); err != nil {
 		return err
 	}
-	if err := cdc.Fail("before-commit"); err != nil {
+	if err := routes.Checkpoint("apply-before-commit"); err != nil {
 		return err
 	}
 	byDest := map[routes.TableRef]routes.State{}
@@ -337,7 +337,7 @@ func (x *cdcTx) Commit(ctx context.Context, states map[routes.TableRef]routes.St
 			return fmt.Errorf("commit %s: %w", d, err)
 		}
 		x.e.dropTable(ctx, c.in)
-		if err := cdc.Fail("after-table-commit"); err != nil {
+		if err := routes.Checkpoint("apply-after-table-commit"); err != nil {
 			return err // tests: a crash between two tables' commits
 		}
 	}

@@ -202,7 +202,7 @@ func (x *cdcTx) appendOps(ctx context.Context, c *cdcTable, tw *cdc.TableWindow)
 		rows = append(rows, inputRow{vals: o.Row, origin: o.Origin, unchanged: un,
 			extra: []string{string(o.Op), o.Position, strconv.Itoa(o.Ord), ts}})
 	}
-	if err := cdc.Fail("after-append"); err != nil {
+	if err := routes.Checkpoint("apply-after-append"); err != nil {
 		return err
 	}
 	if len(rows) == 0 {

@@ -29,8 +29,11 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	if err != nil {
 		return err
 	}
-	routes.Checkpoint("commit")
-	if err := st.land(ctx, rec); err != nil {
+	err = routes.Checkpoint("commit")
+	if err == nil {
+		err = st.land(ctx, rec)
+	}
+	if err != nil {
 		rec.status = statusAborted
 		if serr := st.e.writeState(context.WithoutCancel(ctx), st.dest.Schema, rec); serr != nil {
 			st.done = true // keep the stage: an applying record is decided by it
@@ -39,7 +42,10 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 		}
 		return err
 	}
-	routes.Checkpoint("commit-landed") // kill tests: landed, still recorded as applying
+	if err := routes.Checkpoint("commit-landed"); err != nil { // kill tests: landed, still recorded as applying
+		st.done = true // as a kill: the next run decides the applying record
+		return err
+	}
 	st.done = true
 	rec.status = statusCommitted
 	err = st.e.writeState(ctx, st.dest.Schema, rec)

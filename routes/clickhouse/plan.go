@@ -102,7 +102,8 @@ func rangePred(col, lo, hi string) string {
 }
 
 // hashBuckets splits rows by cityHash64 of the key columns (all columns
-// without a key) modulo n.
+// without a key) modulo n. The hash of a NULL is NULL, in no bucket:
+// such rows go to bucket 0.
 func hashBuckets(info *routes.TableInfo, n int) []string {
 	names := info.PrimaryKey
 	if len(names) == 0 {
@@ -110,7 +111,7 @@ func hashBuckets(info *routes.TableInfo, n int) []string {
 			names = append(names, c.Name)
 		}
 	}
-	h := "cityHash64(" + strings.Join(quoteAll(names), ", ") + ")"
+	h := "ifNull(cityHash64(" + strings.Join(quoteAll(names), ", ") + "), 0)"
 	preds := make([]string, n)
 	for i := range preds {
 		preds[i] = fmt.Sprintf("%s %% %d = %d", h, n, i)

@@ -83,7 +83,7 @@ func (tt *tableTx) applyChunk(ctx context.Context, tw *cdc.TableWindow) error {
 			return err
 		}
 	}
-	return cdc.Fail("after-truncate")
+	return routes.Checkpoint("apply-after-truncate")
 }
 
 // fillReplica replaces the Unchanged values of partial upserts with the

@@ -159,14 +159,14 @@ func failureLeavesTable(t *testing.T, f *icebergtest.Fixture) {
 	changes := []cdc.Change{upd(1, 10, "a", cdc.Unchanged), del(2), cdc.Change{Op: cdc.OpTruncate}, ins(3, "c", "C"), upd(3, 3, "c2", cdc.Unchanged)}
 	for _, stage := range []string{"after-truncate", "before-state", "before-commit"} {
 		before := snapshotAndState(t, ctx, f, tb)
-		cdc.FailHook = func(s string) error {
-			if s == stage {
+		routes.SetCheckpointHook(func(s string) error {
+			if s == "apply-"+stage {
 				return errors.New("injected failure")
 			}
 			return nil
-		}
+		})
 		err := applyRun(ctx, f, tb, "2", changes...)
-		cdc.FailHook = nil
+		routes.SetCheckpointHook(nil)
 		if err == nil || !strings.Contains(err.Error(), "injected") {
 			t.Fatalf("%s: run = %v, want the injected failure", stage, err)
 		}

@@ -109,7 +109,7 @@ func (tt *tableTx) appendOps(ctx context.Context, tw *cdc.TableWindow) error {
 	tt.pending = &chunk{data: files}
 	last := ops[len(ops)-1]
 	tt.last = cdc.LogPoint{Position: last.Position, Ord: last.Ord}
-	return cdc.Fail("after-append")
+	return routes.Checkpoint("apply-after-append")
 }
 
 func logColumns(t *cdc.Table) []string {

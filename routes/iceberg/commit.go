@@ -31,7 +31,9 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	if err != nil {
 		return err
 	}
-	routes.Checkpoint("commit")
+	if err := routes.Checkpoint("commit"); err != nil {
+		return err
+	}
 	if err := st.commit(ctx, tbl, state); err != nil {
 		return fmt.Errorf("commit %s: %w", st.dest, err)
 	}

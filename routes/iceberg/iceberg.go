@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // Scheme is the URL scheme of a SQL catalog (SQLite or PostgreSQL);
@@ -63,6 +64,9 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Its data files are zstd Parquet written by iceberg-go through arrow-go's
+	// codec table: the lean encoders keep a pipe's memory bounded.
+	fileformat.UseLeanZstd()
 	e := &Endpoint{cfg: cfg, url: u}
 	if cfg.catalog == "rest" {
 		err = e.openREST(ctx)

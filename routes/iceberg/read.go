@@ -158,7 +158,7 @@ func (s *stream) Next() bool {
 		if out.NumRows() > 0 {
 			s.cur = out
 			s.rows.Add(out.NumRows())
-			s.bytes.Add(recordBytes(out))
+			s.bytes.Add(routes.RecordBytes(out))
 			return true
 		}
 		out.Release()
@@ -288,26 +288,4 @@ func (s *stream) fit(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 		cols[i] = c
 	}
 	return array.NewRecordBatch(s.schema, cols, rec.NumRows()), nil
-}
-
-// recordBytes is the size of a batch's buffers.
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	return n
 }

@@ -190,10 +190,10 @@ func (x *runTx) Commit(ctx context.Context, states map[routes.TableRef]routes.St
 	return x.commit(ctx, states, true)
 }
 
-// commit is Commit; hooks runs cdc.Fail's stages (a run's commit, not a
-// bootstrap's baseline).
+// commit is Commit; hooks passes the apply-* checkpoints (a run's commit,
+// not a bootstrap's baseline).
 func (x *runTx) commit(ctx context.Context, states map[routes.TableRef]routes.State, hooks bool) error {
-	fail := cdc.Fail
+	fail := func(stage string) error { return routes.Checkpoint("apply-" + stage) }
 	if !hooks {
 		fail = func(string) error { return nil }
 	}

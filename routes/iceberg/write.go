@@ -178,7 +178,9 @@ func (st *stage) writeKeys(ctx context.Context, keys <-chan arrow.RecordBatch) (
 	}
 	seq := func(yield func(arrow.RecordBatch, error) bool) {
 		for k := range keys {
-			if !yield(k, nil) {
+			ok := yield(k, nil)
+			k.Release() // the delete writer retains what it keeps (unlike WriteRecords, it releases only that)
+			if !ok {
 				return
 			}
 		}

@@ -133,7 +133,7 @@ func (x *applyTx) Rollback() {
 // commitStates saves the states and commits: the end of every run's
 // transaction, replica or changelog.
 func commitStates(ctx context.Context, tx *sql.Tx, states map[routes.TableRef]routes.State, what string) error {
-	if err := cdc.Fail("before-state"); err != nil {
+	if err := routes.Checkpoint("apply-before-state"); err != nil {
 		return err
 	}
 	for dest, s := range states {
@@ -141,7 +141,7 @@ func commitStates(ctx context.Context, tx *sql.Tx, states map[routes.TableRef]ro
 			return fmt.Errorf("%s: %w", dest, err)
 		}
 	}
-	if err := cdc.Fail("before-commit"); err != nil {
+	if err := routes.Checkpoint("apply-before-commit"); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -227,7 +227,7 @@ func applyTable(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) err
 			return fmt.Errorf("truncate: %w", err)
 		}
 	}
-	if err := cdc.Fail("after-truncate"); err != nil {
+	if err := routes.Checkpoint("apply-after-truncate"); err != nil {
 		return err
 	}
 	if len(tw.Deletes) > 0 {

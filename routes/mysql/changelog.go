@@ -285,7 +285,7 @@ func appendOps(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) erro
 	if _, err := tx.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("append: %w", err)
 	}
-	return cdc.Fail("after-append")
+	return routes.Checkpoint("apply-after-append")
 }
 
 // logFillSQL copies the value of every Unchanged column from the latest

@@ -13,10 +13,6 @@ import (
 // maxComment is MySQL's limit on a table comment, in characters.
 const maxComment = 2048
 
-// commitHook, when set by a test, runs inside the commit transaction right
-// before COMMIT; an error it returns rolls the transaction back.
-var commitHook func() error
-
 // Commit makes the staged rows visible and saves state, then releases the
 // lock.
 //
@@ -110,8 +106,8 @@ func (st *stage) commitDelta(ctx context.Context, exists bool, state routes.Stat
 	})
 }
 
-// inTx runs fn in a transaction on the lock's session; the checkpoint and
-// the test hook run after fn, right before COMMIT.
+// inTx runs fn in a transaction on the lock's session; the checkpoint
+// runs after fn, right before COMMIT.
 func (st *stage) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := st.lock.conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -119,10 +115,7 @@ func (st *stage) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	err = fn(tx)
 	if err == nil {
-		routes.Checkpoint("commit")
-		if commitHook != nil {
-			err = commitHook()
-		}
+		err = routes.Checkpoint("commit") // a test's error rolls back
 	}
 	if err != nil {
 		tx.Rollback()

@@ -18,10 +18,17 @@ import (
 
 var errInjected = errors.New("injected failure between load and commit")
 
-// failCommit makes every commit transaction fail right before COMMIT.
-func failCommit(t *testing.T) {
-	commitHook = func() error { return errInjected }
-	t.Cleanup(func() { commitHook = nil })
+// failCommit makes every commit transaction fail right before COMMIT (at
+// the commit checkpoint) until the returned func is called.
+func failCommit(t *testing.T) (heal func()) {
+	heal = routes.SetCheckpointHook(func(phase string) error {
+		if phase == "commit" {
+			return errInjected
+		}
+		return nil
+	})
+	t.Cleanup(heal)
+	return heal
 }
 
 // stateOf returns the saved watermark and rows of dst.name from src.name.
@@ -80,7 +87,7 @@ func TestCommit_AppendFailureKeepsDataAndState(t *testing.T) {
 		t.Fatalf("after the first append: watermark %s rows %d", w, n)
 	}
 	src.Insert(t, ctx, "t", routestest.Rows(11, 20))
-	failCommit(t)
+	heal := failCommit(t)
 	if err := run(t, ctx, src, dst, "t", routes.ModeAppend); !errors.Is(err, errInjected) {
 		t.Fatalf("got %v, want the injected failure", err)
 	}
@@ -88,7 +95,7 @@ func TestCommit_AppendFailureKeepsDataAndState(t *testing.T) {
 	if w, _ := stateOf(t, ctx, src, dst, "t"); w != "10" {
 		t.Fatalf("watermark moved to %s with the rows rolled back", w)
 	}
-	commitHook = nil
+	heal()
 	if err := run(t, ctx, src, dst, "t", routes.ModeAppend); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +115,7 @@ func TestCommit_Merge(t *testing.T) {
 	src.Exec(t, ctx, "UPDATE "+src.Ref("t")+" SET name = CONCAT('changed ', id), amount = -amount WHERE id <= 3")
 	src.Insert(t, ctx, "t", routestest.Rows(11, 12))
 	want, _ := src.Read(t, ctx, "t")
-	failCommit(t)
+	heal := failCommit(t)
 	if err := mergeAll(t, ctx, src, dst); !errors.Is(err, errInjected) {
 		t.Fatalf("got %v, want the injected failure", err)
 	}
@@ -116,7 +123,7 @@ func TestCommit_Merge(t *testing.T) {
 	if w, _ := stateOf(t, ctx, src, dst, "t"); w != "none" {
 		t.Fatalf("state saved (%s) with the rows rolled back", w)
 	}
-	commitHook = nil
+	heal()
 	for range 2 {
 		if err := mergeAll(t, ctx, src, dst); err != nil {
 			t.Fatal(err)
@@ -142,12 +149,12 @@ func TestCommit_ReplaceRollForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	src.Insert(t, ctx, "t", routestest.Rows(11, 15))
-	failCommit(t)
+	heal := failCommit(t)
 	err := run(t, ctx, src, dst, "t", routes.ModeReplace)
 	if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "swapped in") {
 		t.Fatalf("got %v, want the injected failure after the swap", err)
 	}
-	commitHook = nil
+	heal()
 	expectDest(t, ctx, dst, "t", routestest.Rows(1, 15))
 	if w, n := stateOf(t, ctx, src, dst, "t"); w != "15" || n != 15 {
 		t.Fatalf("LoadState of the pending replace: watermark %s rows %d, want 15 and 15", w, n)

@@ -22,7 +22,7 @@ func TestCopy_CancelKeepsPreviousTable(t *testing.T) {
 		before, _ := objstoretest.ReadManifest(t, ctx, f.Endpoint(t, ctx), "t")
 
 		cctx, cancel := context.WithCancel(ctx)
-		src := &objstoretest.Source{Table: objstoretest.Info("t"), Rows: routestest.Rows(1, 30000), BatchLen: 100, Block: make(chan struct{})}
+		src := &routestest.MemSource{Table: routestest.MemInfo("t"), Rows: routestest.Rows(1, 30000), BatchLen: 100, Block: make(chan struct{})}
 		done := make(chan error, 1)
 		go func() {
 			_, err := copyFrom(cctx, src, f, "t", routes.ModeReplace, nil)

@@ -21,10 +21,13 @@ type span struct {
 }
 
 // csvParser reads RFC 4180 records (CRLF or LF line ends, quoted fields
-// spanning lines, "" for a quote inside quotes). Blank lines are skipped.
-// The fields it returns are valid until the next call.
+// spanning lines, "" for a quote inside quotes). Blank lines are skipped,
+// except in a file of one column: there a blank line is a row whose one
+// field is NULL (the encoder writes it so). The fields it returns are
+// valid until the next call.
 type csvParser struct {
 	r      *bufio.Reader
+	single bool  // the header has one column: a blank line is a record
 	line   int   // line number of the record last returned
 	nextLn int   // line number of the next line to read
 	n      int64 // bytes consumed
@@ -92,7 +95,7 @@ func (p *csvParser) nonBlankLine() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(bytes.TrimRight(line, "\r\n")) > 0 {
+		if p.single || len(bytes.TrimRight(line, "\r\n")) > 0 {
 			p.line = p.nextLn - 1
 			return line, nil
 		}
@@ -161,5 +164,6 @@ func (p *csvParser) header() ([]string, error) {
 	if len(names) > 0 {
 		names[0] = string(bytes.TrimPrefix([]byte(names[0]), []byte("\xef\xbb\xbf")))
 	}
+	p.single = len(names) == 1
 	return names, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // csvInput is an open CSV file: the object, gunzipped when it ends in .gz.
@@ -33,7 +34,7 @@ func openCSV(ctx context.Context, s store, f dataFile, read *atomic.Int64) (*csv
 	if read != nil {
 		r = &countReader{r: rc, n: read}
 	}
-	if f.Format == FormatCSVGzip {
+	if f.Format == fileformat.CSVGzip {
 		gz, err := gzip.NewReader(r)
 		if err != nil {
 			rc.Close()

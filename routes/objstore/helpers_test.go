@@ -41,7 +41,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, f *objstoretest.Fixture)) {
 // routes.Copy, the way weir.Transfer does.
 func copyRows(t *testing.T, ctx context.Context, f *objstoretest.Fixture, table string, rows []routestest.Row, mode routes.Mode) (routes.CopyResult, error) {
 	t.Helper()
-	return copyFrom(ctx, &objstoretest.Source{Table: objstoretest.Info(table), Rows: rows, BatchLen: 37}, f, table, mode, nil)
+	return copyFrom(ctx, &routestest.MemSource{Table: routestest.MemInfo(table), Rows: rows, BatchLen: 37}, f, table, mode, nil)
 }
 
 func copyFrom(ctx context.Context, src routes.Source, f *objstoretest.Fixture, table string, mode routes.Mode, mem memory.Allocator) (routes.CopyResult, error) {

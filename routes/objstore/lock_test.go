@@ -31,7 +31,7 @@ func prepare(t *testing.T, ctx context.Context, f *objstoretest.Fixture, table s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ep.Close() })
-	return ep.Prepare(ctx, objstoretest.Info(table), routes.WriteOptions{Mode: mode, RunID: routes.NewRunID()})
+	return ep.Prepare(ctx, routestest.MemInfo(table), routes.WriteOptions{Mode: mode, RunID: routes.NewRunID()})
 }
 
 func TestLease_SecondPrepareLocked(t *testing.T) {

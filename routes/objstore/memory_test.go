@@ -24,7 +24,7 @@ func TestMemory_WriteAndReadRelease(t *testing.T) {
 		ctx := testContext(t)
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
-		src := &objstoretest.Source{Table: objstoretest.Info("t"), Rows: routestest.Rows(1, 2000), BatchLen: 97}
+		src := &routestest.MemSource{Table: routestest.MemInfo("t"), Rows: routestest.Rows(1, 2000), BatchLen: 97}
 		if _, err := copyFrom(ctx, src, f, "t", routes.ModeReplace, mem); err != nil {
 			t.Fatal(err)
 		}

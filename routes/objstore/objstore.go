@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // The URL schemes of this route.
@@ -19,19 +20,11 @@ const (
 	SchemeGCS  = "gcs"
 )
 
-// The data file formats.
-const (
-	FormatParquet = "parquet" // the default: zstd, one row group per ~chunk of Arrow data
-	FormatCSVGzip = "csv.gz"  // RFC 4180 with a header, gzip
-	FormatCSV     = "csv"     // the same, uncompressed
-)
-
 // Defaults of the URL's query parameters.
 const (
-	DefaultLease         = time.Minute
-	DefaultFileBytes     = 128 << 20
-	DefaultPartBytes     = minPartBytes
-	DefaultRowGroupBytes = routes.DefaultChunkBytes
+	DefaultLease     = time.Minute
+	DefaultFileBytes = 128 << 20
+	DefaultPartBytes = minPartBytes
 )
 
 func init() {
@@ -103,12 +96,12 @@ func parseSettings(u *routes.URL) (settings, error) {
 			return settings{}, routes.BadInput("%s: unknown parameter %q (known: %s)", u, k, strings.Join(knownParams, ", "))
 		}
 	}
-	set := settings{format: FormatParquet, region: "us-east-1", pathStyle: true, lease: DefaultLease,
-		fileBytes: DefaultFileBytes, partBytes: DefaultPartBytes, rowGroupBytes: DefaultRowGroupBytes}
+	set := settings{format: fileformat.Parquet, region: "us-east-1", pathStyle: true, lease: DefaultLease,
+		fileBytes: DefaultFileBytes, partBytes: DefaultPartBytes, rowGroupBytes: fileformat.DefaultRowGroupBytes}
 	if f := q.Get("format"); f != "" {
 		set.format = strings.ToLower(f)
 	}
-	if !validFormat(set.format) {
+	if !fileformat.Valid(set.format) {
 		return settings{}, routes.BadInput("%s: format %q (use parquet, csv.gz or csv)", u, set.format)
 	}
 	set.endpoint = q.Get("endpoint")
@@ -117,8 +110,6 @@ func parseSettings(u *routes.URL) (settings, error) {
 	}
 	return set, parseNumbers(u, q, &set)
 }
-
-func validFormat(f string) bool { return f == FormatParquet || f == FormatCSVGzip || f == FormatCSV }
 
 func parseNumbers(u *routes.URL, q url.Values, set *settings) error {
 	var err error

@@ -60,7 +60,7 @@ func TestStage_AppendAddsRun(t *testing.T) {
 	eachStore(t, func(t *testing.T, f *objstoretest.Fixture) {
 		ctx := testContext(t)
 		ep := f.Endpoint(t, ctx)
-		src := &objstoretest.Source{Table: objstoretest.Info("t"), Rows: routestest.Rows(1, 100), BatchLen: 30}
+		src := &routestest.MemSource{Table: routestest.MemInfo("t"), Rows: routestest.Rows(1, 100), BatchLen: 30}
 		mustCopyFrom(t, ctx, src, f, "t", routes.ModeReplace)
 		first, _ := objstoretest.ReadManifest(t, ctx, ep, "t")
 		src.Rows = routestest.Rows(1, 160) // 60 new rows past the watermark
@@ -87,7 +87,7 @@ func TestStage_AppendAddsRun(t *testing.T) {
 func TestStage_MergeUnsupported(t *testing.T) {
 	ctx := testContext(t)
 	f := objstoretest.NewFile(t)
-	stage, err := f.Endpoint(t, ctx).Prepare(ctx, objstoretest.Info("t"), routes.WriteOptions{Mode: routes.ModeMerge})
+	stage, err := f.Endpoint(t, ctx).Prepare(ctx, routestest.MemInfo("t"), routes.WriteOptions{Mode: routes.ModeMerge})
 	if !errors.Is(err, routes.ErrUnsupported) || stage != nil {
 		t.Fatalf("merge: got %v, want ErrUnsupported", err)
 	}

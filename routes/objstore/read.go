@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/fileformat"
 	"github.com/weirhq/weir/routes/where"
 )
 
@@ -55,7 +56,7 @@ func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOpt
 }
 
 func (e *Endpoint) openBatches(ctx context.Context, spec rangeSpec, info *routes.TableInfo, need []string, bo batchOptions) (batchSource, error) {
-	if spec.File.Format == FormatParquet {
+	if spec.File.Format == fileformat.Parquet {
 		return e.parquetBatches(ctx, spec, need, bo)
 	}
 	schema, err := outputSchema(info, need)

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // dataFile is one file of a source table.
@@ -34,11 +35,11 @@ func formatOf(key, fallback string) string {
 	k := strings.ToLower(key)
 	switch {
 	case strings.HasSuffix(k, ".parquet") || strings.HasSuffix(k, ".parq") || strings.HasSuffix(k, ".pq"):
-		return FormatParquet
+		return fileformat.Parquet
 	case strings.HasSuffix(k, ".csv.gz"):
-		return FormatCSVGzip
+		return fileformat.CSVGzip
 	case strings.HasSuffix(k, ".csv"):
-		return FormatCSV
+		return fileformat.CSV
 	}
 	return fallback
 }
@@ -152,7 +153,7 @@ func (e *Endpoint) schemaOf(ctx context.Context, r *resolved) (*arrow.Schema, er
 		return r.manifest.Schema()
 	}
 	f := r.files[0]
-	if f.Format == FormatParquet {
+	if f.Format == fileformat.Parquet {
 		return parquetSchema(ctx, e.store, f.Key)
 	}
 	return csvSchema(ctx, e.store, f)
@@ -221,7 +222,7 @@ func (s rangeSpec) label(e *Endpoint) string {
 }
 
 func (e *Endpoint) splitFile(ctx context.Context, f dataFile, parts int) ([]rangeSpec, error) {
-	if parts <= 1 || f.Format != FormatParquet {
+	if parts <= 1 || f.Format != fileformat.Parquet {
 		return []rangeSpec{{File: f}}, nil
 	}
 	n, err := parquetRowGroups(ctx, e.store, f.Key)

@@ -113,7 +113,7 @@ func TestPlan_ForeignParquetSplitsRowGroups(t *testing.T) {
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			f := s.new(t)
-			rec := objstoretest.Batch(memory.DefaultAllocator, routestest.Rows(1, 1000))
+			rec := routestest.Batch(memory.DefaultAllocator, routestest.Rows(1, 1000))
 			defer rec.Release()
 			var buf bytes.Buffer
 			props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(100))

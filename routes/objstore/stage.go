@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // stage is one run writing one table: its files go under
@@ -86,7 +87,7 @@ func (e *Endpoint) newStage(info *routes.TableInfo, opts routes.WriteOptions) (*
 		st.alloc = memory.DefaultAllocator
 	}
 	st.in = info.Schema()
-	st.schema = FileSchema(st.in, e.set.format)
+	st.schema = fileformat.FileSchema(st.in, e.set.format)
 	return st, nil
 }
 
@@ -147,7 +148,9 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 		return err
 	}
 	c := cond{absent: st.prev == nil, version: st.prevVersion}
-	routes.Checkpoint("commit")
+	if err := routes.Checkpoint("commit"); err != nil {
+		return err
+	}
 	if err := st.publish(ctx, b, c); err != nil {
 		return err
 	}
@@ -198,8 +201,11 @@ func (st *stage) manifest(state routes.State) *Manifest {
 		m.Rows += f.Rows
 		m.Bytes += f.Bytes
 	}
+	if state.RunID == "" { // the state names its run; else it is this stage's
+		state.RunID = st.runID
+	}
 	m.putState(ManifestState{SourceID: state.SourceID, Cursor: state.Cursor, Watermark: state.Watermark, Position: state.Position,
-		RunID: st.runID, Rows: state.Rows, CommittedAt: now})
+		RunID: state.RunID, Rows: state.Rows, CommittedAt: now})
 	return m
 }
 

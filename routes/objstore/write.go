@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // Write encodes one pipe into part files of the run, starting a new file
@@ -56,7 +57,7 @@ type partWriter struct {
 	n    int // files started
 	out  objectWriter
 	cnt  *countWriter
-	enc  Encoder
+	enc  fileformat.Encoder
 	path string // relative to the table folder
 	rows int64
 }
@@ -89,7 +90,7 @@ func (pw *partWriter) open(ctx context.Context) error {
 		return fmt.Errorf("create %s: %w", pw.st.e.describe(joinKey(pw.st.dir, pw.path)), err)
 	}
 	pw.out, pw.cnt = out, &countWriter{w: out}
-	pw.enc, err = NewEncoder(pw.cnt, pw.st.in, ext, EncoderOptions{RowGroupBytes: pw.st.e.set.rowGroupBytes, Allocator: pw.st.alloc})
+	pw.enc, err = fileformat.NewEncoder(pw.cnt, pw.st.in, ext, fileformat.EncoderOptions{RowGroupBytes: pw.st.e.set.rowGroupBytes, Allocator: pw.st.alloc})
 	if err != nil {
 		out.Abort()
 		pw.out, pw.enc = nil, nil

@@ -102,7 +102,7 @@ func (x *applyTx) Rollback() {
 // commitStates saves the states and commits: the end of every run's
 // transaction, replica or changelog.
 func commitStates(ctx context.Context, tx pgx.Tx, states map[routes.TableRef]routes.State, what string) error {
-	if err := cdc.Fail("before-state"); err != nil {
+	if err := routes.Checkpoint("apply-before-state"); err != nil {
 		return err
 	}
 	for dest, s := range states {
@@ -110,7 +110,7 @@ func commitStates(ctx context.Context, tx pgx.Tx, states map[routes.TableRef]rou
 			return fmt.Errorf("%s: %w", dest, err)
 		}
 	}
-	if err := cdc.Fail("before-commit"); err != nil {
+	if err := routes.Checkpoint("apply-before-commit"); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -161,7 +161,7 @@ func applyTable(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, n int) erro
 			return fmt.Errorf("truncate: %w", err)
 		}
 	}
-	if err := cdc.Fail("after-truncate"); err != nil {
+	if err := routes.Checkpoint("apply-after-truncate"); err != nil {
 		return err
 	}
 	if err := applyDeletes(ctx, tx, tw, fmt.Sprintf("_weir_cdc_del_%d", n)); err != nil {

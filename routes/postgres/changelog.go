@@ -225,7 +225,7 @@ func appendOps(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, n int) error
 	if _, err := tx.Exec(ctx, q); err != nil {
 		return fmt.Errorf("append: %w", err)
 	}
-	return cdc.Fail("after-append")
+	return routes.Checkpoint("apply-after-append")
 }
 
 // writeLogOp writes one op as a COPY text line: the row (nil for a

@@ -70,7 +70,9 @@ func (st *stage) commit(ctx context.Context, state routes.State) error {
 		}
 	}
 	err = st.inTx(ctx, func(tx pgx.Tx) error {
-		routes.Checkpoint("commit")
+		if err := routes.Checkpoint("commit"); err != nil {
+			return err
+		}
 		if err := st.apply(ctx, tx, exists, becomes); err != nil {
 			return err
 		}
@@ -245,7 +247,9 @@ func (st *stage) CommitWith(ctx context.Context, state routes.State, other route
 		}
 	}
 	err := st.inTx(ctx, func(tx pgx.Tx) error {
-		routes.Checkpoint("commit")
+		if err := routes.Checkpoint("commit"); err != nil {
+			return err
+		}
 		for _, p := range parts {
 			if err := p.st.apply(ctx, tx, p.exists, p.becomes); err != nil {
 				return err

@@ -200,6 +200,25 @@ func (f *Fixture) Create(t testing.TB, ctx context.Context, name string, rows []
 	f.Insert(t, ctx, name, rows)
 }
 
+// CreateKeyless makes a table of one Nullable(Int64) column, id, with no
+// sorting key (routestest.SourceFixture).
+func (f *Fixture) CreateKeyless(t testing.TB, ctx context.Context, name string, ids []*int64) {
+	t.Helper()
+	f.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id Nullable(Int64)) ENGINE = MergeTree ORDER BY tuple()", f.Ref(name)))
+	var b strings.Builder
+	for _, id := range ids {
+		if id == nil {
+			b.WriteString("\\N\n")
+		} else {
+			fmt.Fprintf(&b, "%d\n", *id)
+		}
+	}
+	q := fmt.Sprintf("INSERT INTO %s (id) FORMAT TabSeparated", f.Ref(name))
+	if _, err := f.post(ctx, q, strings.NewReader(b.String())); err != nil {
+		t.Fatalf("insert into %s: %v", name, err)
+	}
+}
+
 // Insert adds conformance rows.
 func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []routestest.Row) {
 	t.Helper()

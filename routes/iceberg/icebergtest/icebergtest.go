@@ -180,6 +180,22 @@ func (f *Fixture) Create(t testing.TB, ctx context.Context, name string, rows []
 	}
 }
 
+// CreateKeyless makes a table of one optional long column, id, with no
+// identifier field (routestest.SourceFixture), in one append snapshot.
+func (f *Fixture) CreateKeyless(t testing.TB, ctx context.Context, name string, ids []*int64) {
+	t.Helper()
+	cat := f.ep.Catalog()
+	if err := cat.CreateNamespace(ctx, table.Identifier{f.Namespace}, nil); err != nil && !isExists(err) {
+		t.Fatalf("create namespace: %v", err)
+	}
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
+	tbl, err := cat.CreateTable(ctx, table.Identifier{f.Namespace, name}, sc, catalog.WithProperties(iceberg.Properties{"format-version": "2"}))
+	if err != nil {
+		t.Fatalf("create %s: %v", name, err)
+	}
+	appendBatch(t, ctx, tbl, routestest.KeylessBatch(memory.DefaultAllocator, ids))
+}
+
 func isExists(err error) bool {
 	return errorsIs(err, catalog.ErrNamespaceAlreadyExists)
 }
@@ -191,7 +207,12 @@ func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := Batch(t, tbl.Schema(), rows)
+	appendBatch(t, ctx, tbl, Batch(t, tbl.Schema(), rows))
+}
+
+// appendBatch appends rec to tbl in one snapshot, and releases it.
+func appendBatch(t testing.TB, ctx context.Context, tbl *table.Table, rec arrow.RecordBatch) {
+	t.Helper()
 	defer rec.Release()
 	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	if err != nil {
@@ -199,7 +220,7 @@ func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []
 	}
 	defer rdr.Release()
 	if _, err := tbl.Append(ctx, rdr, nil); err != nil {
-		t.Fatalf("append to %s: %v", name, err)
+		t.Fatalf("append to %s: %v", tbl.Identifier(), err)
 	}
 }
 

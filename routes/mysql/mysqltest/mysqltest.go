@@ -135,6 +135,25 @@ func (f *Fixture) Create(t testing.TB, ctx context.Context, name string, rows []
 	f.Insert(t, ctx, name, rows)
 }
 
+// CreateKeyless makes a table of one nullable BIGINT column, id, with no
+// primary key (routestest.SourceFixture).
+func (f *Fixture) CreateKeyless(t testing.TB, ctx context.Context, name string, ids []*int64) {
+	t.Helper()
+	f.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id BIGINT NULL) ENGINE=InnoDB", f.Ref(name)))
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		q := fmt.Sprintf("INSERT INTO %s (id) VALUES %s", f.Ref(name), strings.TrimSuffix(strings.Repeat("(?),", n), ","))
+		if _, err := f.DB.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("insert into %s: %v", name, err)
+		}
+		ids = ids[n:]
+	}
+}
+
 // Insert adds conformance rows, 500 to a statement.
 func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []routestest.Row) {
 	t.Helper()

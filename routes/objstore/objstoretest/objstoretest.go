@@ -20,6 +20,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -154,29 +155,40 @@ func (f *Fixture) Create(t testing.TB, ctx context.Context, name string, rows []
 	f.write(t, ctx, name, rows, routes.ModeReplace)
 }
 
+// CreateKeyless writes a weir table of one nullable bigint column, id,
+// with no primary key (routestest.SourceFixture).
+func (f *Fixture) CreateKeyless(t testing.TB, ctx context.Context, name string, ids []*int64) {
+	info := routestest.KeylessInfo(name)
+	f.commit(t, ctx, info, routestest.BatchStream(ctx, info.Schema(), routestest.KeylessBatch(memory.DefaultAllocator, ids)), routes.ModeReplace)
+}
+
 // Insert appends rows to the table as one run.
 func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []routestest.Row) {
 	f.write(t, ctx, name, rows, routes.ModeAppend)
 }
 
 func (f *Fixture) write(t testing.TB, ctx context.Context, name string, rows []routestest.Row, mode routes.Mode) {
-	t.Helper()
-	ep := f.Endpoint(t, ctx)
-	src := &Source{Table: Info(name), Rows: rows}
-	stage, err := ep.Prepare(ctx, src.Table, routes.WriteOptions{Table: src.Table.Ref, Mode: mode, RunID: routes.NewRunID()})
-	if err != nil {
-		t.Fatalf("prepare %s: %v", name, err)
-	}
+	src := &routestest.MemSource{Table: routestest.MemInfo(name), Rows: rows}
 	ranges, _ := src.Plan(ctx, src.Table, routes.PlanOptions{Pipes: 1})
 	s, _ := src.Read(ctx, ranges[0], routes.ReadOptions{})
+	f.commit(t, ctx, src.Table, s, mode)
+}
+
+// commit writes the stream s as one run into info's table, and releases s.
+func (f *Fixture) commit(t testing.TB, ctx context.Context, info *routes.TableInfo, s routes.Stream, mode routes.Mode) {
+	t.Helper()
 	defer s.Release()
+	stage, err := f.Endpoint(t, ctx).Prepare(ctx, info, routes.WriteOptions{Table: info.Ref, Mode: mode, RunID: routes.NewRunID()})
+	if err != nil {
+		t.Fatalf("prepare %s: %v", info.Ref, err)
+	}
 	n, err := stage.Write(ctx, s)
 	if err == nil {
 		err = stage.Commit(ctx, routes.State{SourceID: "objstoretest", Rows: n})
 	}
 	if err != nil {
 		stage.Abort(ctx)
-		t.Fatalf("write %s: %v", name, err)
+		t.Fatalf("write %s: %v", info.Ref, err)
 	}
 }
 

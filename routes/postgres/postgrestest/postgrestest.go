@@ -83,6 +83,17 @@ func (f *Fixture) Create(t testing.TB, ctx context.Context, name string, rows []
 	f.Insert(t, ctx, name, rows)
 }
 
+// CreateKeyless makes a table of one nullable bigint column, id, with no
+// primary key (routestest.SourceFixture).
+func (f *Fixture) CreateKeyless(t testing.TB, ctx context.Context, name string, ids []*int64) {
+	t.Helper()
+	f.Exec(t, ctx, fmt.Sprintf(`CREATE TABLE %s (id bigint)`, f.Ref(name)))
+	src := pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) { return []any{ids[i]}, nil })
+	if _, err := f.Pool.CopyFrom(ctx, pgx.Identifier{f.Schema, name}, []string{"id"}, src); err != nil {
+		t.Fatalf("insert into %s: %v", name, err)
+	}
+}
+
 // Insert adds conformance rows.
 func (f *Fixture) Insert(t testing.TB, ctx context.Context, name string, rows []routestest.Row) {
 	t.Helper()

@@ -1,4 +1,4 @@
-package objstoretest
+package routestest
 
 import (
 	"context"
@@ -12,11 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/routes/routestest"
 )
 
 // Columns are the conformance table's columns as a PostgreSQL source
-// describes them (routestest.Row).
+// describes them (Row).
 var Columns = []routes.Column{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64, NativeType: "bigint"},
 	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true, NativeType: "text"},
@@ -25,15 +24,15 @@ var Columns = []routes.Column{
 	{Name: "flag", Type: arrow.FixedWidthTypes.Boolean, Nullable: true, NativeType: "boolean"},
 }
 
-// Info describes an in-memory conformance table named table.
-func Info(table string) *routes.TableInfo {
+// MemInfo describes an in-memory conformance table named table.
+func MemInfo(table string) *routes.TableInfo {
 	ref, _ := routes.ParseTableRef(table)
 	return &routes.TableInfo{Scheme: "mem", SourceID: "mem://#" + table, Ref: ref, Columns: Columns, PrimaryKey: []string{"id"}}
 }
 
 // Batch builds a record batch of conformance rows.
-func Batch(mem memory.Allocator, rows []routestest.Row) arrow.RecordBatch {
-	b := array.NewRecordBuilder(mem, Info("t").Schema())
+func Batch(mem memory.Allocator, rows []Row) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, MemInfo("t").Schema())
 	defer b.Release()
 	for _, r := range rows {
 		b.Field(0).(*array.Int64Builder).Append(r.ID)
@@ -63,25 +62,25 @@ func appendOpt[T any](b array.Builder, v *T, put func(T)) {
 	put(*v)
 }
 
-// Source is an in-memory routes.Source of one table: its rows, split into
+// MemSource is an in-memory routes.Source of one table: its rows, split into
 // batches of Batch rows, one range per Pipes share. Block, when set, is
 // received from before every batch after the first (tests use it to cancel
 // mid-copy).
-type Source struct {
+type MemSource struct {
 	Table    *routes.TableInfo
-	Rows     []routestest.Row
+	Rows     []Row
 	BatchLen int
 	Block    chan struct{}
 	read     atomic.Int64
 }
 
-var _ routes.Source = (*Source)(nil)
+var _ routes.Source = (*MemSource)(nil)
 
 // Close does nothing.
-func (s *Source) Close() error { return nil }
+func (s *MemSource) Close() error { return nil }
 
 // Probe returns the table.
-func (s *Source) Probe(_ context.Context, t routes.TableRef) (*routes.TableInfo, error) {
+func (s *MemSource) Probe(_ context.Context, t routes.TableRef) (*routes.TableInfo, error) {
 	if t.String() != s.Table.Ref.String() {
 		return nil, &routes.ProbeError{Table: t.String(), Problem: "no such table", Err: routes.ErrNotFound}
 	}
@@ -89,7 +88,7 @@ func (s *Source) Probe(_ context.Context, t routes.TableRef) (*routes.TableInfo,
 }
 
 // Plan splits the rows into up to opts.Pipes contiguous ranges.
-func (s *Source) Plan(_ context.Context, info *routes.TableInfo, opts routes.PlanOptions) ([]routes.Range, error) {
+func (s *MemSource) Plan(_ context.Context, info *routes.TableInfo, opts routes.PlanOptions) ([]routes.Range, error) {
 	n := max(1, min(opts.Pipes, len(s.Rows)))
 	out := make([]routes.Range, n)
 	for i := range n {
@@ -99,10 +98,10 @@ func (s *Source) Plan(_ context.Context, info *routes.TableInfo, opts routes.Pla
 	return out, nil
 }
 
-var _ routes.CursorSource = (*Source)(nil)
+var _ routes.CursorSource = (*MemSource)(nil)
 
 // MaxCursor returns the highest id (the only cursor it knows).
-func (s *Source) MaxCursor(_ context.Context, _ *routes.TableInfo, cursor string) (string, bool, error) {
+func (s *MemSource) MaxCursor(_ context.Context, _ *routes.TableInfo, cursor string) (string, bool, error) {
 	if cursor != "id" {
 		return "", false, fmt.Errorf("cursor %q: only id", cursor)
 	}
@@ -122,7 +121,7 @@ func (s *Source) NullCount(_ context.Context, _ *routes.TableInfo, column string
 }
 
 // Read streams one range, keeping ids in the (After, Until] window.
-func (s *Source) Read(ctx context.Context, r routes.Range, opts routes.ReadOptions) (routes.Stream, error) {
+func (s *MemSource) Read(ctx context.Context, r routes.Range, opts routes.ReadOptions) (routes.Stream, error) {
 	var lo, hi int
 	fmt.Sscanf(r.Predicate, "%d:%d", &lo, &hi)
 	mem := opts.Allocator
@@ -139,6 +138,12 @@ func (s *Source) Read(ctx context.Context, r routes.Range, opts routes.ReadOptio
 		batches = append(batches, Batch(mem, rows[i:min(i+step, len(rows))]))
 	}
 	return &stream{ctx: ctx, schema: r.Table.Schema(), batches: batches, block: s.Block}, nil
+}
+
+// BatchStream is a routes.Stream of the given batches, which it owns
+// (releases); Next ends with ctx's error once ctx is done.
+func BatchStream(ctx context.Context, schema *arrow.Schema, batches ...arrow.RecordBatch) routes.Stream {
+	return &stream{ctx: ctx, schema: schema, batches: batches}
 }
 
 type stream struct {
@@ -196,7 +201,7 @@ func (s *stream) Next() bool {
 	return true
 }
 
-func window(rows []routestest.Row, opts routes.ReadOptions) []routestest.Row {
+func window(rows []Row, opts routes.ReadOptions) []Row {
 	if opts.After == "" && opts.Until == "" {
 		return rows
 	}
@@ -208,11 +213,29 @@ func window(rows []routestest.Row, opts routes.ReadOptions) []routestest.Row {
 	if err != nil {
 		until = 1<<63 - 1
 	}
-	var out []routestest.Row
+	var out []Row
 	for _, r := range rows {
 		if r.ID > after && r.ID <= until {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// KeylessInfo describes the table of SourceFixture.CreateKeyless: one
+// nullable bigint column, id, and no primary key.
+func KeylessInfo(table string) *routes.TableInfo {
+	ref, _ := routes.ParseTableRef(table)
+	return &routes.TableInfo{Scheme: "mem", SourceID: "mem://#" + table, Ref: ref,
+		Columns: []routes.Column{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true, NativeType: "bigint"}}}
+}
+
+// KeylessBatch builds a batch of KeylessInfo's table (nil is a NULL).
+func KeylessBatch(mem memory.Allocator, ids []*int64) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, KeylessInfo("t").Schema())
+	defer b.Release()
+	for _, id := range ids {
+		appendOpt(b.Field(0), id, b.Field(0).(*array.Int64Builder).Append)
+	}
+	return b.NewRecordBatch()
 }

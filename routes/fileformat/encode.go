@@ -1,4 +1,4 @@
-package objstore
+package fileformat
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // Encoder writes record batches as one data file.
@@ -32,8 +34,8 @@ type EncoderOptions struct {
 	Allocator     memory.Allocator
 }
 
-// NewEncoder returns an encoder of format (FormatParquet, FormatCSVGzip or
-// FormatCSV) writing to w. Parquet columns of types Parquet cannot hold
+// NewEncoder returns an encoder of format (Parquet, CSVGzip or
+// CSV) writing to w. Parquet columns of types Parquet cannot hold
 // (intervals, durations) are written as text (see FileSchema).
 func NewEncoder(w io.Writer, schema *arrow.Schema, format string, opts EncoderOptions) (Encoder, error) {
 	if opts.Allocator == nil {
@@ -43,14 +45,15 @@ func NewEncoder(w io.Writer, schema *arrow.Schema, format string, opts EncoderOp
 		opts.RowGroupBytes = DefaultRowGroupBytes
 	}
 	switch format {
-	case FormatParquet:
+	case Parquet:
+		UseLeanZstd()
 		e, err := newParquetEncoder(w, schema, opts)
 		if err != nil {
 			return nil, err // not a typed nil
 		}
 		return e, nil
-	case FormatCSVGzip, FormatCSV:
-		return newCSVEncoder(w, schema, format == FormatCSVGzip), nil
+	case CSVGzip, CSV:
+		return newCSVEncoder(w, schema, format == CSVGzip), nil
 	}
 	return nil, fmt.Errorf("unknown format %q (use parquet, csv.gz or csv)", format)
 }
@@ -59,7 +62,7 @@ func NewEncoder(w io.Writer, schema *arrow.Schema, format string, opts EncoderOp
 // same, except that for Parquet a column of a type Parquet cannot store
 // becomes a string column holding the value's text.
 func FileSchema(schema *arrow.Schema, format string) *arrow.Schema {
-	if format != FormatParquet {
+	if format != Parquet {
 		return schema
 	}
 	fields := schema.Fields()
@@ -97,7 +100,7 @@ type parquetEncoder struct {
 type writerOnly struct{ io.Writer }
 
 func newParquetEncoder(w io.Writer, schema *arrow.Schema, opts EncoderOptions) (*parquetEncoder, error) {
-	fs := FileSchema(schema, FormatParquet)
+	fs := FileSchema(schema, Parquet)
 	fw, err := pqarrow.NewFileWriter(fs, writerOnly{w}, writerProps(fs, opts.Allocator), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(opts.Allocator)))
 	if err != nil {
 		return nil, fmt.Errorf("parquet writer: %w", err)
@@ -137,7 +140,7 @@ func (e *parquetEncoder) Write(rec arrow.RecordBatch) error {
 		return err
 	}
 	e.pending = append(e.pending, r)
-	e.size += recordBytes(r)
+	e.size += routes.RecordBytes(r)
 	if e.size >= e.target {
 		return e.flush()
 	}
@@ -160,32 +163,6 @@ func (e *parquetEncoder) fileBatch(rec arrow.RecordBatch) (arrow.RecordBatch, er
 		cols[i] = col
 	}
 	return array.NewRecordBatch(e.schema, cols, rec.NumRows()), nil
-}
-
-// recordBytes is the size of a batch's buffers (a sliced batch counts its
-// whole buffers: an overestimate, which only makes row groups smaller).
-func recordBytes(r arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range r.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	if d.DataType().ID() == arrow.DICTIONARY {
-		n += dataBytes(d.Dictionary())
-	}
-	return n
 }
 
 // textArray renders a column as strings (NULLs stay NULL).

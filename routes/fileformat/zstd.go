@@ -1,4 +1,4 @@
-package objstore
+package fileformat
 
 import (
 	"sync"
@@ -18,22 +18,26 @@ const zstdWindow = 1 << 20
 // standard zstd frames (ratio unchanged for pages up to the window).
 // Decoding and the streaming writers stay arrow-go's.
 //
-// The codec table is global, so this applies to every Parquet writer in
-// the process (routes/iceberg's too), which is the intent: weir's memory
-// bound is per process.
+// The codec table is global: UseLeanZstd installs it for every Parquet
+// writer in the process, which is the intent (weir's memory bound is per
+// process), but only when a writer asks for it — importing this package
+// changes nothing.
 type leanZstd struct {
 	compress.Codec
 	mu    sync.Mutex
 	pools map[zstd.EncoderLevel]*sync.Pool
 }
 
-func init() {
+// UseLeanZstd installs the lean zstd codec in arrow-go's codec table, once.
+// Every Parquet writer of weir calls it before it writes: NewEncoder here,
+// routes/iceberg's endpoint.
+var UseLeanZstd = sync.OnceFunc(func() {
 	base, err := compress.GetCodec(compress.Codecs.Zstd)
 	if err != nil {
 		return
 	}
 	compress.RegisterCodec(compress.Codecs.Zstd, &leanZstd{Codec: base, pools: map[zstd.EncoderLevel]*sync.Pool{}})
-}
+})
 
 func (c *leanZstd) Encode(dst, src []byte) []byte {
 	return c.EncodeLevel(dst, src, compress.DefaultCompressionLevel)
