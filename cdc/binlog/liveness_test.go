@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // TestRun_SlowApplyKeepsConnection: a chunk whose apply takes longer than
@@ -36,19 +37,19 @@ func TestRun_SlowApplyKeepsConnection(t *testing.T) {
 					e.src.Table("items"), lo, lo+4999))
 			}
 			slow := 0
-			cdc.FailHook = func(stage string) error {
-				if (stage == "after-truncate" || stage == "after-append") && slow == 0 { // the first chunk
+			restore := routes.SetCheckpointHook(func(stage string) error {
+				if (stage == "apply-after-truncate" || stage == "apply-after-append") && slow == 0 { // the first chunk
 					slow++
 					time.Sleep(5 * time.Second)
 				}
 				return nil
-			}
-			t.Cleanup(func() { cdc.FailHook = nil })
+			})
+			t.Cleanup(restore)
 			old := cdc.FlushChanges
 			cdc.FlushChanges = 100
 			t.Cleanup(func() { cdc.FlushChanges = old })
 			res := e.run()
-			cdc.FailHook = nil
+			restore()
 			if slow != 1 || res.Changes != rows {
 				t.Fatalf("run = %+v with %d slow chunks, want %d changes after one slow chunk", res, slow, rows)
 			}

@@ -113,7 +113,7 @@ func (s *MemSource) MaxCursor(_ context.Context, _ *routes.TableInfo, cursor str
 }
 
 // NullCount is 0: the rows' ids are never NULL.
-func (s *Source) NullCount(_ context.Context, _ *routes.TableInfo, column string) (int64, error) {
+func (s *MemSource) NullCount(_ context.Context, _ *routes.TableInfo, column string) (int64, error) {
 	if column != "id" {
 		return 0, fmt.Errorf("column %q: only id", column)
 	}
