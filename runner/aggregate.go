@@ -211,7 +211,11 @@ func (p *aggBuilder) mergeSQL(rows []duck.Column, types map[string]string) *aggP
 			}
 		}
 		q := duck.Ident(name)
-		out = append(out, "b."+q)
+		// A group is the sink's key (a PostgreSQL primary key, an Iceberg
+		// identifier field), which cannot be NULL: refuse the batch, before
+		// a row is written, saying how to name the NULL group.
+		msg := fmt.Sprintf("aggregate: group_by column %s is NULL in a row: a group is the sink's key, which cannot be NULL; name the NULL group in the SQL, e.g. coalesce(%s, <a value>) AS %s", name, name, name)
+		out = append(out, "CASE WHEN b."+q+" IS NULL THEN error("+duck.Literal(msg)+") ELSE b."+q+" END AS "+q)
 		on = append(on, "b."+q+" IS NOT DISTINCT FROM t."+q)
 		plan.this = append(plan.this, duck.Column{Name: name, Type: types[name]})
 	}
