@@ -139,3 +139,31 @@ func TestAggregate_NullKeyRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestAggregate_DecimalOverflowFails: a sum of DECIMAL(38,2) that passes
+// 38 digits when a batch merges with the stored sum fails the run, and the
+// stored sum stays as it was (never wrapped or rounded).
+func TestAggregate_DecimalOverflowFails(t *testing.T) {
+	d := newLakeDAG(t, "warn")
+	body, _ := readFile(d.path)
+	writeFile(t, d.path, body+"  big:\n    model:\n      source: lake:bronze.orders\n      sink: lake:gold.big\n      sql: SELECT CAST('600000000000000000000000000000000000.01' AS DECIMAL(38,2)) AS v FROM input\n      aggregate: {group_by: [], measures: {s: sum(v)}}\n")
+	r := d.runner(t)
+	ctx := testContext(t)
+	db, err := duck.Open(ctx, duck.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d.orders(t, 1, 1)
+	once(t, r, "bronze_orders")
+	once(t, r, "big")
+	d.orders(t, 1, 2)
+	once(t, r, "bronze_orders")
+	if rep, err := r.Once(ctx, "big"); err == nil {
+		t.Fatalf("a sum past DECIMAL(38,2) committed: %+v", rep)
+	}
+	loadTable(t, r, db, "lake", "gold.big", "got")
+	if got := textRows(t, db, "SELECT * FROM got", []string{"s"}); got != "600000000000000000000000000000000000.01" {
+		t.Fatalf("stored sum %q after the failed run", got)
+	}
+}
