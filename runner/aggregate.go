@@ -85,12 +85,26 @@ func planAggregate(ctx context.Context, db *duck.DB, a *dagfile.Aggregate, mode,
 		}
 		groups = append(groups, duck.Ident(c.Name))
 	}
+	// Output names compare as DuckDB and the sinks compare them: without
+	// case. A group column, a measure and an avg's hidden columns each
+	// take one.
+	taken := map[string]bool{}
+	for _, g := range a.GroupBy {
+		taken[strings.ToLower(g)] = true
+	}
 	args := make([]string, len(a.Measures))
 	for i, ms := range a.Measures {
 		pos := dagfile.Pos{Line: ms.Line, Col: ms.Col}
-		if slices.ContainsFunc(a.GroupBy, func(g string) bool { return strings.EqualFold(g, ms.Name) }) ||
-			strings.HasPrefix(ms.Name, hiddenSum) || strings.HasPrefix(ms.Name, hiddenCount) {
-			return nil, &aggError{pos, fmt.Sprintf("measure name %q is taken (a group_by column, or weir's hidden %s…/%s… columns)", ms.Name, hiddenSum, hiddenCount)}
+		names := []string{ms.Name}
+		if ms.Func == "avg" {
+			names = append(names, hiddenSum+ms.Name, hiddenCount+ms.Name)
+		}
+		lower := strings.ToLower(ms.Name)
+		for _, n := range names {
+			if taken[strings.ToLower(n)] || strings.HasPrefix(lower, hiddenSum) || strings.HasPrefix(lower, hiddenCount) {
+				return nil, &aggError{pos, fmt.Sprintf("measure name %q is taken (a group_by column, another measure — names compare without case — or weir's hidden %s…/%s… columns)", ms.Name, hiddenSum, hiddenCount)}
+			}
+			taken[strings.ToLower(n)] = true
 		}
 		if ms.Arg == "*" {
 			args[i] = "*"
@@ -211,7 +225,11 @@ func (p *aggBuilder) mergeSQL(rows []duck.Column, types map[string]string) *aggP
 			}
 		}
 		q := duck.Ident(name)
-		out = append(out, "b."+q)
+		// A group is the sink's key (a PostgreSQL primary key, an Iceberg
+		// identifier field), which cannot be NULL: refuse the batch, before
+		// a row is written, saying how to name the NULL group.
+		msg := fmt.Sprintf("aggregate: group_by column %s is NULL in a row: a group is the sink's key, which cannot be NULL; name the NULL group in the SQL, e.g. coalesce(%s, <a value>) AS %s", name, name, name)
+		out = append(out, "CASE WHEN b."+q+" IS NULL THEN error("+duck.Literal(msg)+") ELSE b."+q+" END AS "+q)
 		on = append(on, "b."+q+" IS NOT DISTINCT FROM t."+q)
 		plan.this = append(plan.this, duck.Column{Name: name, Type: types[name]})
 	}

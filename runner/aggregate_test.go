@@ -105,10 +105,15 @@ func TestAggregate_BadInputAtRun(t *testing.T) {
 		{"{group_by: [id], measures: {s: sum(status)}}", "sum(status) needs a number, and status is VARCHAR"},
 		{"{group_by: [id], measures: {s: avg(nope)}}", `column "nope" is not a column`},
 		{"{group_by: [id], measures: {id: count(*)}}", `measure name "id" is taken`},
+		{"{group_by: [id], measures: {ID: count(*)}}", `measure name "ID" is taken`},
+		{"{group_by: [id], measures: {m: avg(amount), _WEIR_SUM_m: sum(amount)}}", `is taken`},
+		{"{group_by: [id], measures: {_Weir_Count_x: count(*)}}", `is taken`},
+		{"{group_by: [id], measures: {s: sum(amount), S: count(*)}}", `is taken`},
+		{"{group_by: [_weir_sum_m], measures: {m: avg(amount)}}", `measure name "m" is taken`},
 	} {
 		d := newLakeDAG(t, "warn")
 		body, _ := readFile(d.path)
-		writeFile(t, d.path, body+"  bad:\n    model:\n      source: lake:bronze.orders\n      sink: lake:gold.bad\n      sql: SELECT id, amount, status FROM input\n      aggregate: "+c.agg+"\n")
+		writeFile(t, d.path, body+"  bad:\n    model:\n      source: lake:bronze.orders\n      sink: lake:gold.bad\n      sql: SELECT id, amount, status, id AS _weir_sum_m FROM input\n      aggregate: "+c.agg+"\n")
 		r := d.runner(t)
 		d.orders(t, 1, 10)
 		once(t, r, "bronze_orders")

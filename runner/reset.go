@@ -67,7 +67,30 @@ func (r *Runner) ResetWith(ctx context.Context, name, to string, o ResetOptions)
 	if err != nil {
 		return rep, fmt.Errorf("reset %s: %w", name, err)
 	}
+	if o.FullRefresh {
+		r.warnReaders(t)
+	}
 	return rep, nil
+}
+
+// warnReaders warns about the incremental models that read a sink a
+// full refresh emptied: their offsets stay past the old rows, and the
+// rebuilt rows arrive again as new ones (an Iceberg source: after an
+// overwrite snapshot that on_change reports), so an append or an
+// aggregate downstream would count them twice.
+func (r *Runner) warnReaders(t *dagfile.Task) {
+	sink := strings.ToLower(t.Model.Sink.String())
+	for _, d := range r.file.Tasks {
+		if d.Kind != dagfile.KindModel || d.Model.Mode == "replace" {
+			continue
+		}
+		for _, s := range d.Sources() {
+			if strings.ToLower(s.String()) == sink {
+				r.warnf("task %s: model %s reads %s incrementally and keeps its offsets: the rebuilt rows reach it again as new rows (an append or an aggregate there counts them twice); reset it too: weir reset --task %s --to earliest --full-refresh", t.Name, d.Name, t.Model.Sink, d.Name)
+				break
+			}
+		}
+	}
 }
 
 // resetLogBased forgets a log_based task's saved positions and drops its

@@ -23,8 +23,10 @@ replay adds them again (reset warns about that on an append sink). With
 --full-refresh (model tasks, --to earliest only) the sink is emptied in the
 same commit as the new position — PostgreSQL: one transaction; Iceberg:
 one overwrite snapshot that also sets the offset — so the next run
-rebuilds it; the quarantine table is emptied the same way. Exit 75 while
-another run holds the sink.
+rebuilds it; the quarantine table is emptied the same way. Incremental
+models that read that sink keep their offsets and would get the rebuilt rows
+again: reset warns, naming each, to be reset --full-refresh too. Exit 75
+while another run holds the sink.
 
 For a stream task, --to earliest, latest (Kafka) or a cursor of the
 source's form is written as the task's cursor in its sink's state, where
