@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -169,6 +171,43 @@ func TestTransferCmd_OntoItselfAnySpelling(t *testing.T) {
 		}
 		if got := ch.Value(t, ctx, "SELECT count() FROM "+other+".t"); got != wantN {
 			t.Errorf("the copy into another database has %s rows, want %s", got, wantN)
+		}
+	})
+	t.Run("file", func(t *testing.T) {
+		dir := t.TempDir()
+		root := filepath.Join(dir, "d")
+		if err := os.MkdirAll(filepath.Join(root, "t"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "t", "a.csv"), []byte("id,name\n1,a\n2,b\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(root, filepath.Join(dir, "link")); err != nil {
+			t.Fatal(err)
+		}
+		files := func() []string {
+			var out []string
+			filepath.WalkDir(filepath.Join(root, "t"), func(p string, d os.DirEntry, err error) error {
+				out = append(out, p)
+				return nil
+			})
+			return out
+		}
+		want := strings.Join(files(), ",")
+		src := "file://" + root
+		selfRuns(t, [][]string{
+			{"transfer", src, src + "/", "--table", "t", "--mode", "append", "--cursor", "id"},
+			{"transfer", src, filepath.Join(dir, "link"), "--table", "t", "--mode", "append", "--cursor", "id"},
+			{"transfer", filepath.Join(dir, "link") + "/", src + "?lease=90s", "--table", "t"},
+			{"transfer", src, "file://" + dir + "/link/../d", "--table", "t", "--mode", "append", "--cursor", "id"},
+		}, [][]string{
+			{"transfer", src, "file://" + dir + "/other", "--table", "t"},
+		})
+		if got := strings.Join(files(), ","); got != want {
+			t.Errorf("the source folder changed: %s, was %s", got, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "other", "t", "_weir_manifest.json")); err != nil {
+			t.Errorf("the copy into another folder: %v", err)
 		}
 	})
 }
