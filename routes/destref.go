@@ -63,3 +63,13 @@ type Located interface {
 type CaptureChecker interface {
 	CheckCapture(ctx context.Context) (ok bool, why string, err error)
 }
+
+// TableIdentifier is an endpoint that asks its server which table a name
+// reaches: TableID is the server's own identity (not the URL's spelling:
+// localhost or 127.0.0.1, another scheme or database in the URL, extra
+// parameters) joined with the table as the server resolves it. Two
+// endpoints reach the same table exactly when their TableIDs are equal. A
+// table that does not exist is ErrNotFound.
+type TableIdentifier interface {
+	TableID(ctx context.Context, t TableRef) (string, error)
+}

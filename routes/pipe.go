@@ -76,7 +76,7 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	if err := notWeirs(spec.DestTable); err != nil {
 		return res, err
 	}
-	if err := notItself(ctx, dst, info, spec.DestTable); err != nil {
+	if err := notItself(ctx, src, dst, info, spec.DestTable); err != nil {
 		return res, err
 	}
 	// A first look at the window, before the lock: bad input (the cursor)
@@ -129,14 +129,32 @@ func copyLocked(ctx context.Context, src Source, stage Stage, info *TableInfo, s
 	return commit(ctx, stage, info, spec, win, res)
 }
 
-// notItself refuses a destination that is the source table itself (same
-// endpoint identity, same schema.table): its swap would replace the
-// table with a copy of itself, losing its indexes, triggers and grants.
-// The destination, opened as a source, names its table the way the
-// source does (probes qualify the names: PostgreSQL by the table's own
-// schema, MySQL and ClickHouse by the URL's database); a destination
-// table it cannot probe is another table.
-func notItself(ctx context.Context, dst Destination, info *TableInfo, dest TableRef) error {
+// notItself refuses a destination that is the source table itself: its
+// swap would replace the table with a copy of itself, losing its indexes,
+// triggers and grants. Where both ends can ask their server
+// (TableIdentifier) the server's answer decides, whatever the URLs spell;
+// else the destination, opened as a source, names its table the way the
+// source does (same endpoint identity, same schema.table). A destination
+// table that does not exist is another table.
+func notItself(ctx context.Context, src Source, dst Destination, info *TableInfo, dest TableRef) error {
+	refuse := &ProbeError{Table: info.Ref.String(), Problem: fmt.Sprintf("the destination %s is the source table itself", dest),
+		Hint: "name another table with --dest-table or --dest-schema, or another destination URL"}
+	si, sok := As[TableIdentifier](src)
+	di, dok := As[TableIdentifier](dst)
+	if sok && dok {
+		did, err := di.TableID(ctx, dest)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		sid, serr := si.TableID(ctx, info.Ref)
+		if err == nil && serr == nil {
+			if sid == did {
+				return refuse
+			}
+			return nil
+		}
+		// A server that cannot say who it is: compare the URLs below.
+	}
 	ds, ok := As[Source](dst)
 	if !ok {
 		return nil
@@ -150,8 +168,7 @@ func notItself(ctx context.Context, dst Destination, info *TableInfo, dest Table
 	if srcID == "" || srcID != dstID || info.Ref != dinfo.Ref {
 		return nil
 	}
-	return &ProbeError{Table: info.Ref.String(), Problem: fmt.Sprintf("the destination %s is the source table itself", dest),
-		Hint: "name another table with --dest-table or --dest-schema, or another destination URL"}
+	return refuse
 }
 
 func (s CopySpec) withDefaults(info *TableInfo, dst Destination) (CopySpec, error) {

@@ -23,6 +23,9 @@ func ParseURL(raw string) (*URL, error) {
 		return nil, BadInput("empty URL")
 	}
 	if !strings.Contains(raw, "://") && !strings.HasPrefix(raw, "file:") {
+		if key, ok := conninfoKey(raw); ok {
+			return nil, BadInput("%s=… is a libpq connection string, not a URL weir reads: write it as postgres://user@host:port/dbname?sslmode=disable (for a directory of that name: ./%s=…)", key, key)
+		}
 		abs, err := filepath.Abs(raw)
 		if err != nil {
 			return nil, BadInput("path %q: %v", raw, err)
@@ -38,6 +41,19 @@ func ParseURL(raw string) (*URL, error) {
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	return &URL{u: u, raw: raw}, nil
+}
+
+// conninfoKeys are libpq's connection keywords: a bare argument that
+// starts with one (host=db dbname=shop) is a libpq string, not a path — as
+// a path it would become a directory named after the credentials.
+var conninfoKeys = map[string]bool{
+	"host": true, "hostaddr": true, "port": true, "dbname": true, "user": true, "password": true,
+	"passfile": true, "sslmode": true, "service": true, "connect_timeout": true, "application_name": true, "options": true,
+}
+
+func conninfoKey(s string) (string, bool) {
+	key, _, ok := strings.Cut(strings.TrimSpace(s), "=")
+	return key, ok && conninfoKeys[strings.ToLower(key)]
 }
 
 // Scheme is the lower-case scheme, e.g. "postgres" or "clickhouse+http".

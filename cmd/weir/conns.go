@@ -89,6 +89,7 @@ func loadConns(cf connFile) ([]namedConn, error) {
 			seen[name] = true
 		}
 	}
+	fromEnv := map[string]int{} // name → its index in out
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		suffix, ok := strings.CutPrefix(k, connEnvPrefix)
@@ -103,6 +104,13 @@ func loadConns(cf connFile) ([]namedConn, error) {
 		if v == "" {
 			nc.Err = routes.BadInput("$%s is empty", k)
 		}
+		if i, ok := fromEnv[name]; ok {
+			// Two spellings of one name: which one the environment lists
+			// first is no way to choose a server.
+			both := routes.BadInput("%s and $%s both define connection %s: unset one", out[i].Where, k, name)
+			out[i].Err, nc.Err = both, both
+		}
+		fromEnv[name] = len(out)
 		out = append(out, nc)
 	}
 	slices.SortFunc(out, func(a, b namedConn) int { return strings.Compare(a.Name, b.Name) })

@@ -244,3 +244,29 @@ func TestConns_Env(t *testing.T) {
 		t.Setenv("WEIR_CONN_BAD", "")
 	}
 }
+
+// TestConns_EnvSameNameTwice: WEIR_CONN_APP and WEIR_CONN_app both name
+// app; which one a run used depended on the environment's order, so a run
+// could read or write another server than meant. Every use of such a name
+// is bad input naming both variables, whichever spelling is used.
+func TestConns_EnvSameNameTwice(t *testing.T) {
+	noEnvConns(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, pair := range [][2]string{{"WEIR_CONN_APP", "WEIR_CONN_app"}, {"WEIR_CONN_Lake", "WEIR_CONN_LAKE"}} {
+		t.Setenv(pair[0], "file://"+filepath.Join(dir, "one"))
+		t.Setenv(pair[1], "file://"+filepath.Join(dir, "two"))
+	}
+	for _, args := range [][]string{
+		{"transfer", "app", "./out", "--table", "t"},
+		{"transfer", "APP", "./out", "--table", "t"},
+		{"transfer", "./in", "lake", "--table", "t"},
+		{"conns", "test", "app"},
+		{"conns", "test"},
+	} {
+		code, out, msg := runOut(t, args...)
+		if code != ExitBadInput || !strings.Contains(out+msg, "both define") {
+			t.Errorf("weir %s: exit %d, want %d naming both variables: %s", strings.Join(args, " "), code, ExitBadInput, msg)
+		}
+	}
+}
