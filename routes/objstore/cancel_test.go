@@ -57,12 +57,12 @@ func feed(ctx context.Context, ch chan struct{}) {
 	}
 }
 
-// waitForRunFiles waits until a new run has written a part file.
+// waitForRunFiles waits until a new run has staged a part file.
 func waitForRunFiles(t *testing.T, ctx context.Context, f *objstoretest.Fixture, table string, m *objstore.Manifest) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		for _, k := range f.Keys(ctx, table) {
-			if strings.Contains(k, "/run=") && !strings.Contains(k, "/run="+m.RunID+"/") {
+		for _, k := range f.Keys(ctx, objstoretest.StagingDir(table)) {
+			if !strings.Contains(k, "/"+m.RunID+"/") {
 				return
 			}
 		}
@@ -71,23 +71,36 @@ func waitForRunFiles(t *testing.T, ctx context.Context, f *objstoretest.Fixture,
 }
 
 // A killed run (files written, no commit, no abort, its lease left to
-// expire) is invisible to readers, and the next run sweeps its files.
+// expire) is invisible to readers following the manifest, and the next run
+// sweeps its files: staged ones, ones it had already published into the
+// table's folder, and ones of the layout before staging (run=<id>/).
 func TestCopy_KilledRunInvisibleThenSwept(t *testing.T) {
-	eachStore(t, func(t *testing.T, f *objstoretest.Fixture) {
-		ctx := testContext(t)
-		mustCopy(t, ctx, f, "t", routestest.Rows(1, 50), routes.ModeReplace)
-		f.Put(t, "t/run=dead0001/part-000-0000.parquet", []byte("half a file"))
-		putLock(t, f, "t", "dead0001", time.Now().Add(-time.Second))
-		expectRows(t, ctx, f, "t", routestest.Rows(1, 50))
-		if left := f.Staging(t, ctx, "t"); len(left) != 2 {
-			t.Fatalf("staging = %v, want the killed run's file and lock", left)
-		}
-		mustCopy(t, ctx, f, "t", routestest.Rows(1, 60), routes.ModeAppend)
-		expectRows(t, ctx, f, "t", routestest.Rows(1, 60))
-		if left := f.Staging(t, ctx, "t"); len(left) > 0 {
-			t.Fatalf("the next run left %v", left)
-		}
-	})
+	killed := map[string][]string{
+		"staged":     {"_weir_staging/t/dead0001/part-dead0001-000-0000.parquet"},
+		"publishing": {"_weir_staging/t/dead0001/part-dead0001-001-0000.parquet", "t/part-dead0001-000-0000.parquet"},
+		"old layout": {"t/run=dead0001/part-000-0000.parquet"},
+	}
+	for name, keys := range killed {
+		t.Run(name, func(t *testing.T) {
+			eachStore(t, func(t *testing.T, f *objstoretest.Fixture) {
+				ctx := testContext(t)
+				mustCopy(t, ctx, f, "t", routestest.Rows(1, 50), routes.ModeReplace)
+				for _, k := range keys {
+					f.Put(t, k, []byte("half a file"))
+				}
+				putLock(t, f, "t", "dead0001", time.Now().Add(-time.Second))
+				expectRows(t, ctx, f, "t", routestest.Rows(1, 50))
+				if left := f.Staging(t, ctx, "t"); len(left) != len(keys)+1 {
+					t.Fatalf("staging = %v, want the killed run's files %v and lock", left, keys)
+				}
+				mustCopy(t, ctx, f, "t", routestest.Rows(1, 60), routes.ModeAppend)
+				expectRows(t, ctx, f, "t", routestest.Rows(1, 60))
+				if left := f.Staging(t, ctx, "t"); len(left) > 0 {
+					t.Fatalf("the next run left %v", left)
+				}
+			})
+		})
+	}
 }
 
 // A weir table folder whose first run never committed is not a table.

@@ -1,17 +1,22 @@
 // Package objstore is weir's route for object stores and local files:
 // s3:// (any S3-compatible endpoint), gcs:// and file:// (or a bare path).
 //
-// As a destination it writes Parquet (zstd, default) or CSV.gz files under a
-// run-scoped prefix and publishes them in one step by writing the table's
-// manifest last:
+// As a destination it writes Parquet (zstd, default) or CSV.gz files into a
+// run's staging folder next to the table's, moves them into the table's
+// folder at commit, and publishes them by writing the table's manifest last:
 //
 //	<prefix>/<table>/_weir_manifest.json          the table: format, schema, files, state
 //	<prefix>/<table>/_weir_lock.json              the lease of the run writing it
-//	<prefix>/<table>/run=<runid>/part-<pipe>-<n>.parquet
+//	<prefix>/<table>/part-<runid>-<pipe>-<n>.parquet
+//	<prefix>/_weir_staging/<table>/<runid>/part-…  a run's files before it publishes
 //
-// Readers that follow the manifest never see a file of an unfinished,
-// failed or killed run; replace deletes old runs' files only after the new
-// manifest is in place; append lists the previous files plus the new run's.
+// So a plain glob of the table's folder reads the committed table (no run=
+// folders for Hive discovery to turn into a column). Readers that follow
+// the manifest never see a file of an unfinished, failed or killed run;
+// replace deletes old runs' files only after the new manifest is in place;
+// append lists the previous files plus the new run's. Tables written in the
+// layout before staging (<table>/run=<runid>/…) are read and appended to as
+// they are; their next replace lays them out flat.
 // The manifest is also the state store (routes.StateReader). Runs exclude
 // each other with a lease object created with a conditional write (S3
 // If-None-Match, GCS DoesNotExist, O_EXCL-like flock for files) and

@@ -243,6 +243,22 @@ func (s *fileStore) List(_ context.Context, prefix string) ([]object, error) {
 	return out, err
 }
 
+// Move renames src to dst and syncs dst's directory, so the rename
+// survives a crash; src's emptied directories are removed.
+func (s *fileStore) Move(ctx context.Context, src, dst string) error {
+	p := s.path(dst)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(s.path(src), p); err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Dir(p)); err != nil {
+		return err
+	}
+	return s.Delete(ctx, src) // the file is gone: this prunes empty folders
+}
+
 // Delete removes the file and then its directories while they are empty.
 func (s *fileStore) Delete(_ context.Context, key string) error {
 	p := s.path(key)

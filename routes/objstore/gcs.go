@@ -148,6 +148,16 @@ func (s *gcsStore) List(ctx context.Context, prefix string) ([]object, error) {
 	return out, nil
 }
 
+// Move copies src to dst inside the bucket (a rewrite, which the client
+// repeats until done for large objects) and deletes src.
+func (s *gcsStore) Move(ctx context.Context, src, dst string) error {
+	from := s.bucket.Object(s.key(src))
+	if _, err := s.bucket.Object(s.key(dst)).CopierFrom(from).Run(ctx); err != nil {
+		return gcsErr(err)
+	}
+	return s.Delete(ctx, src)
+}
+
 func (s *gcsStore) Delete(ctx context.Context, k string) error {
 	err := gcsErr(s.bucket.Object(s.key(k)).Delete(ctx))
 	if errors.Is(err, errNotExist) {

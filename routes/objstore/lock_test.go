@@ -158,7 +158,8 @@ func TestLease_LostLeaseCannotCommit(t *testing.T) {
 }
 
 // The manifest is written with a compare-and-swap: a table changed behind a
-// run's back (its lease expired meanwhile) is never overwritten.
+// run's back (its lease expired meanwhile) is never overwritten, and the
+// files the run had already moved into the table's folder are taken out.
 func TestCommit_ManifestChangedMeanwhile(t *testing.T) {
 	eachKind(t, nil, func(t *testing.T, f *objstoretest.Fixture) {
 		ctx := testContext(t)
@@ -167,13 +168,25 @@ func TestCommit_ManifestChangedMeanwhile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		src := &objstoretest.Source{Table: objstoretest.Info("t"), Rows: routestest.Rows(1, 300)}
+		ranges, _ := src.Plan(ctx, src.Table, routes.PlanOptions{Pipes: 1})
+		s, _ := src.Read(ctx, ranges[0], routes.ReadOptions{})
+		if _, err := st.Write(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		s.Release()
 		key := "t/" + objstore.ManifestName
 		old := f.Get(t, key)
 		f.Put(t, key, []byte(strings.Replace(string(old), `"mode"`, `"note": "rewritten", "mode"`, 1)))
 		if err := st.Commit(ctx, routes.State{}); err == nil || !strings.Contains(err.Error(), "another run committed") {
 			t.Fatalf("commit over a changed manifest: got %v", err)
 		}
-		st.Abort(ctx)
+		if err := st.Abort(ctx); err != nil {
+			t.Fatal(err)
+		}
 		expectRows(t, ctx, f, "t", routestest.Rows(1, 10))
+		if left := f.Staging(t, ctx, "t"); len(left) > 0 {
+			t.Fatalf("the failed run left %v", left)
+		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"regexp"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,8 +21,35 @@ import (
 const (
 	ManifestName = "_weir_manifest.json" // the table: written last, in one PUT
 	LockName     = "_weir_lock.json"     // the lease of the run writing the table
-	runPrefix    = "run="
+	// StagingName is the folder, next to a table's folder, where runs write
+	// their files before publishing them: "_" keeps it out of globs and
+	// Hive/Spark discovery of the parent prefix.
+	StagingName = "_weir_staging"
+	runPrefix   = "run=" // the layout before staging: <table>/run=<id>/part-…
 )
+
+// stagingRoot is the folder holding the staged files of every run of the
+// table in dir: <parent>/_weir_staging/<table base name>.
+func stagingRoot(dir string) string {
+	parent := path.Dir(dir)
+	if parent == "." {
+		parent = ""
+	}
+	return joinKey(parent, StagingName, path.Base(dir))
+}
+
+// partName is the name of a data file, published flat in the table's
+// folder; the run id keeps names of runs apart so appends never collide.
+func partName(runID string, pipe, n int, format string) string {
+	return fmt.Sprintf("part-%s-%03d-%04d.%s", runID, pipe, n, format)
+}
+
+// partRE matches the data files weir publishes (partName): only those are
+// ever swept from a table's folder.
+var partRE = regexp.MustCompile(`^part-[0-9A-Za-z_-]+-[0-9]{3}-[0-9]{4,}\.(parquet|csv\.gz|csv)$`)
+
+// runIDRE is what a run id may hold: it becomes part of object names.
+var runIDRE = regexp.MustCompile(`^[0-9A-Za-z_-]{1,64}$`)
 
 // ManifestVersion is the layout version a manifest declares.
 const ManifestVersion = 1

@@ -108,8 +108,18 @@ func parseSettings(u *routes.URL) (settings, error) {
 	if r := q.Get("region"); r != "" {
 		set.region = r
 	}
-	return set, parseNumbers(u, q, &set)
+	if err := parseNumbers(u, q, &set); err != nil {
+		return settings{}, err
+	}
+	if u.Scheme() == SchemeS3 && set.fileBytes > maxS3FileBytes {
+		return settings{}, routes.BadInput("%s: file_bytes=%d: S3 publishes each file with one CopyObject, which takes up to 5 GiB; use at most %d", u, set.fileBytes, int64(maxS3FileBytes))
+	}
+	return set, nil
 }
+
+// maxS3FileBytes keeps a file (file_bytes plus the row group that crosses
+// it) under CopyObject's 5 GiB limit.
+const maxS3FileBytes = 4 << 30
 
 func parseNumbers(u *routes.URL, q url.Values, set *settings) error {
 	var err error

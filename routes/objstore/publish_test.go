@@ -49,8 +49,8 @@ func TestStage_ReplaceRetiresOldFiles(t *testing.T) {
 			}
 		}
 		for _, file := range second.Files {
-			if !strings.HasPrefix(file.Path, "run="+second.RunID+"/") {
-				t.Errorf("replace manifest lists %s, not of run %s", file.Path, second.RunID)
+			if !strings.HasPrefix(file.Path, "part-"+second.RunID+"-") || strings.Contains(file.Path, "/") {
+				t.Errorf("replace manifest lists %s, not a file of run %s in the table's folder", file.Path, second.RunID)
 			}
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -122,6 +123,26 @@ func (s *s3Store) List(ctx context.Context, prefix string) ([]object, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
+}
+
+// Move copies src to dst inside the bucket (CopyObject: objects up to 5 GiB,
+// which parseSettings guarantees through file_bytes) and deletes src.
+func (s *s3Store) Move(ctx context.Context, src, dst string) error {
+	_, err := s.client.CopyObject(ctx, &s3.CopyObjectInput{Bucket: &s.bucket, Key: aws.String(s.key(dst)),
+		CopySource: aws.String(url.PathEscape(s.bucket) + "/" + escapeKey(s.key(src)))})
+	if err != nil {
+		return s3Err(err)
+	}
+	return s.Delete(ctx, src)
+}
+
+// escapeKey URL-escapes each part of a key for x-amz-copy-source.
+func escapeKey(k string) string {
+	parts := strings.Split(k, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
 }
 
 func (s *s3Store) Delete(ctx context.Context, k string) error {

@@ -89,7 +89,7 @@ func (e *Endpoint) resolveFolder(ctx context.Context, ref routes.TableRef, p str
 	r := &resolved{path: p}
 	for _, o := range objs {
 		rel := strings.TrimPrefix(o.Key, p+"/")
-		if strings.HasPrefix(rel, runPrefix) {
+		if strings.HasPrefix(rel, runPrefix) || rel == LockName {
 			return nil, e.notFound(ref, p, "a weir table folder with no committed run (no "+ManifestName+")")
 		}
 		if hidden(rel) || !isDataFile(rel) {

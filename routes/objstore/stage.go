@@ -19,8 +19,8 @@ import (
 )
 
 // stage is one run writing one table: its files go under
-// <table>/run=<runid>/ and become the table only when Commit writes the
-// manifest that lists them.
+// <parent>/_weir_staging/<table>/<runid>/, move into the table's folder at
+// Commit, and become the table when the manifest that lists them is written.
 type stage struct {
 	e      *Endpoint
 	dir    string // the table's folder
@@ -36,10 +36,11 @@ type stage struct {
 	prev        *Manifest // the table before this run; nil when new
 	prevVersion string
 
-	pipes atomic.Int32
-	mu    sync.Mutex
-	files []ManifestFile
-	ended bool // committed or aborted
+	pipes     atomic.Int32
+	mu        sync.Mutex
+	files     []ManifestFile
+	published []string // keys this run moved into the table's folder
+	ended     bool     // committed or aborted
 }
 
 var _ routes.Stage = (*stage)(nil)
@@ -82,6 +83,9 @@ func (e *Endpoint) newStage(info *routes.TableInfo, opts routes.WriteOptions) (*
 	}
 	if st.runID == "" {
 		st.runID = routes.NewRunID()
+	}
+	if !runIDRE.MatchString(st.runID) {
+		return nil, fmt.Errorf("run id %q: want 1 to 64 letters, digits, _ or - (it names the run's files)", st.runID)
 	}
 	if st.alloc == nil {
 		st.alloc = memory.DefaultAllocator
@@ -126,7 +130,11 @@ func sameColumns(ref routes.TableRef, old, cur *arrow.Schema) error {
 	return nil
 }
 
-func (st *stage) runDir() string { return joinKey(st.dir, runPrefix+st.runID) }
+// stageDir is where this run writes its files before publishing them.
+func (st *stage) stageDir() string { return joinKey(stagingRoot(st.dir), st.runID) }
+
+// stagedKey is the staging key of a data file named name.
+func (st *stage) stagedKey(name string) string { return joinKey(st.stageDir(), name) }
 
 func (st *stage) addFile(f ManifestFile) {
 	st.mu.Lock()
@@ -134,10 +142,13 @@ func (st *stage) addFile(f ManifestFile) {
 	st.files = append(st.files, f)
 }
 
-// Commit writes the manifest naming this run's files (replace) or the
-// previous files plus this run's (append), with the state, in one
-// conditional PUT on the version read at Prepare. Old files are deleted
-// only after that, and a failure to delete them never fails the commit.
+// Commit moves this run's files from staging into the table's folder, then
+// writes the manifest naming them (replace) or the previous files plus them
+// (append), with the state, in one conditional PUT on the version read at
+// Prepare. Files the new manifest does not list are deleted only after
+// that, and a failure to delete them never fails the commit. A run that
+// fails between the moves and the manifest takes its moved files back out
+// (Abort); a killed one leaves them to the next run's sweep.
 func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	if err := st.lease.check(); err != nil {
 		return err
@@ -145,6 +156,13 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	m := st.manifest(state)
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
+		return err
+	}
+	routes.Checkpoint("publish-files")
+	if err := st.publishFiles(ctx); err != nil {
+		return err
+	}
+	if err := st.lease.check(); err != nil {
 		return err
 	}
 	c := cond{absent: st.prev == nil, version: st.prevVersion}
@@ -161,6 +179,24 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	defer cancel()
 	st.sweep(cctx, m)
 	st.lease.release(cctx)
+	return nil
+}
+
+// publishFiles moves the staged files into the table's folder: a rename on
+// file://, a server-side copy and a delete on S3 and GCS.
+func (st *stage) publishFiles(ctx context.Context) error {
+	st.mu.Lock()
+	files := slices.Clone(st.files)
+	st.mu.Unlock()
+	for _, f := range files {
+		dst := joinKey(st.dir, f.Path)
+		if err := st.e.store.Move(ctx, st.stagedKey(f.Path), dst); err != nil {
+			return fmt.Errorf("publish %s: %w", st.e.describe(dst), err)
+		}
+		st.mu.Lock()
+		st.published = append(st.published, dst)
+		st.mu.Unlock()
+	}
 	return nil
 }
 
@@ -209,46 +245,52 @@ func (st *stage) manifest(state routes.State) *Manifest {
 	return m
 }
 
-// sweep deletes every file under a run= folder of the table that the new
-// manifest does not list: the replaced runs' files, and files of killed
-// runs. Under the lease no other live run writes there (a run whose lease
-// expired fails its own commit).
+// sweep deletes what the new manifest does not list: weir's data files in
+// the table's folder (the replaced run's, and those a run killed while
+// publishing left), files of the layout before staging (run=<id>/), and
+// the staging folders of killed runs. Under the lease no other live run
+// writes there (a run whose lease expired fails its own commit). Other
+// files in the folder are not weir's and are left alone.
 func (st *stage) sweep(ctx context.Context, m *Manifest) {
-	objs, err := st.e.store.List(ctx, st.dir)
-	if err != nil {
-		return
-	}
 	keep := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
 		keep[joinKey(st.dir, f.Path)] = true
 	}
 	var drop []string
-	for _, o := range objs {
-		rel := strings.TrimPrefix(o.Key, st.dir+"/")
-		if strings.HasPrefix(rel, runPrefix) && !keep[o.Key] {
+	if objs, err := st.e.store.List(ctx, st.dir); err == nil {
+		for _, o := range objs {
+			rel := strings.TrimPrefix(o.Key, st.dir+"/")
+			if (partRE.MatchString(rel) || strings.HasPrefix(rel, runPrefix)) && !keep[o.Key] {
+				drop = append(drop, o.Key)
+			}
+		}
+	}
+	if objs, err := st.e.store.List(ctx, stagingRoot(st.dir)); err == nil {
+		for _, o := range objs {
 			drop = append(drop, o.Key)
 		}
 	}
 	deleteAll(ctx, st.e.store, drop)
 }
 
-// Abort deletes this run's files and releases the lease; the manifest, and
-// so the table, is untouched. Abort after Commit is a no-op.
+// Abort deletes this run's files, staged or already moved into the table's
+// folder, and releases the lease; the manifest, and so the table, is
+// untouched. Abort after Commit is a no-op.
 func (st *stage) Abort(ctx context.Context) error {
 	st.mu.Lock()
 	ended := st.ended
 	st.ended = true
+	keys := slices.Clone(st.published)
 	st.mu.Unlock()
 	if ended {
 		return nil
 	}
-	objs, err := st.e.store.List(ctx, st.runDir())
-	if err == nil {
-		keys := make([]string, len(objs))
-		for i, o := range objs {
-			keys[i] = o.Key
-		}
-		err = deleteAll(ctx, st.e.store, keys)
+	objs, err := st.e.store.List(ctx, st.stageDir())
+	for _, o := range objs {
+		keys = append(keys, o.Key)
+	}
+	if derr := deleteAll(ctx, st.e.store, keys); err == nil {
+		err = derr
 	}
 	if rerr := st.lease.release(ctx); err == nil {
 		err = rerr

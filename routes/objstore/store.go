@@ -28,6 +28,9 @@ type store interface {
 	Stream(ctx context.Context, key string) (io.ReadCloser, error)
 	// List returns every object under prefix (recursively), sorted by key.
 	List(ctx context.Context, prefix string) ([]object, error)
+	// Move renames src to dst, replacing dst: atomic on a file system; on
+	// S3 and GCS a server-side copy, then a delete of src.
+	Move(ctx context.Context, src, dst string) error
 	// Delete removes key; a missing key is not an error.
 	Delete(ctx context.Context, key string) error
 	// Describe names the object for messages (a URL without secrets).

@@ -11,8 +11,9 @@ import (
 	"github.com/weirhq/weir/routes/fileformat"
 )
 
-// Write encodes one pipe into part files of the run, starting a new file
-// once one holds about file_bytes. A pipe that reads no row writes no file.
+// Write encodes one pipe into part files of the run, in the run's staging
+// folder, starting a new file once one holds about file_bytes. A pipe that
+// reads no row writes no file.
 func (st *stage) Write(ctx context.Context, s routes.Stream) (int64, error) {
 	if err := st.checkSchema(s.Schema()); err != nil {
 		return 0, err
@@ -58,7 +59,7 @@ type partWriter struct {
 	out  objectWriter
 	cnt  *countWriter
 	enc  fileformat.Encoder
-	path string // relative to the table folder
+	path string // the file's name in the table folder once published
 	rows int64
 }
 
@@ -83,18 +84,18 @@ func (pw *partWriter) write(ctx context.Context, rec arrow.RecordBatch) error {
 
 func (pw *partWriter) open(ctx context.Context) error {
 	ext := pw.st.e.set.format
-	pw.path = joinKey(runPrefix+pw.st.runID, fmt.Sprintf("part-%03d-%04d.%s", pw.pipe, pw.n, ext))
+	pw.path = partName(pw.st.runID, pw.pipe, pw.n, ext)
 	pw.n++
-	out, err := pw.st.e.store.Create(ctx, joinKey(pw.st.dir, pw.path))
+	out, err := pw.st.e.store.Create(ctx, pw.st.stagedKey(pw.path))
 	if err != nil {
-		return fmt.Errorf("create %s: %w", pw.st.e.describe(joinKey(pw.st.dir, pw.path)), err)
+		return fmt.Errorf("create %s: %w", pw.st.e.describe(pw.st.stagedKey(pw.path)), err)
 	}
 	pw.out, pw.cnt = out, &countWriter{w: out}
 	pw.enc, err = fileformat.NewEncoder(pw.cnt, pw.st.in, ext, fileformat.EncoderOptions{RowGroupBytes: pw.st.e.set.rowGroupBytes, Allocator: pw.st.alloc})
 	if err != nil {
 		out.Abort()
 		pw.out, pw.enc = nil, nil
-		return fmt.Errorf("encode %s: %w", pw.st.e.describe(joinKey(pw.st.dir, pw.path)), err)
+		return fmt.Errorf("encode %s: %w", pw.st.e.describe(pw.st.stagedKey(pw.path)), err)
 	}
 	return nil
 }
@@ -104,7 +105,7 @@ func (pw *partWriter) finish() error {
 	if pw.enc == nil {
 		return nil
 	}
-	key := joinKey(pw.st.dir, pw.path)
+	key := pw.st.stagedKey(pw.path)
 	err := pw.enc.Close()
 	pw.enc = nil
 	if err == nil {

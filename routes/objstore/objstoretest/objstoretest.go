@@ -7,11 +7,13 @@ package objstoretest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -36,6 +38,7 @@ const Bucket = "weir"
 // Fixture is one test's prefix on one store.
 type Fixture struct {
 	url  string
+	root string                                            // the file fixture's directory
 	list func(ctx context.Context, prefix string) []string // keys under prefix, relative to the fixture's
 	put  func(key string, data []byte) error               // writes an object behind weir's back
 	get  func(key string) ([]byte, error)
@@ -47,7 +50,7 @@ var _ routestest.Fixture = (*Fixture)(nil)
 // URL (e.g. "format=csv.gz").
 func NewFile(t testing.TB, query ...string) *Fixture {
 	dir := t.TempDir()
-	f := &Fixture{url: withQuery("file://"+dir, query)}
+	f := &Fixture{url: withQuery("file://"+dir, query), root: dir}
 	f.list = f.listThroughRoute(t)
 	f.put = func(key string, data []byte) error {
 		p := filepath.Join(dir, filepath.FromSlash(key))
@@ -270,7 +273,7 @@ func toRow(col func(string) arrow.Array, i int) (routestest.Row, error) {
 	}
 	r.ID = id.Value(i)
 	if a := col("name"); a != nil && a.IsValid(i) {
-		s := a.ValueStr(i)
+		s := strings.Clone(a.ValueStr(i)) // a string array's value points into its buffer, released with the batch
 		r.Name = &s
 	}
 	if a := col("amount"); a != nil && a.IsValid(i) {
@@ -312,11 +315,12 @@ func amountText(a arrow.Array, i int) string {
 	return a.ValueStr(i)
 }
 
-// Staging lists what a run left behind for table name: run files the
-// manifest does not list, and a lock.
+// Staging lists what a run left behind for table name: files in the
+// table's folder the manifest does not list (other than the manifest), a
+// lock, and anything in the table's staging folder.
 func (f *Fixture) Staging(t testing.TB, ctx context.Context, name string) []string {
 	t.Helper()
-	listed := map[string]bool{}
+	listed := map[string]bool{name + "/" + objstore.ManifestName: true}
 	ep := f.Endpoint(t, ctx)
 	if m, ok := ReadManifest(t, ctx, ep, name); ok {
 		for _, file := range m.Files {
@@ -325,12 +329,38 @@ func (f *Fixture) Staging(t testing.TB, ctx context.Context, name string) []stri
 	}
 	var left []string
 	for _, k := range f.list(ctx, name) {
-		rel := strings.TrimPrefix(k, name+"/")
-		if rel == objstore.LockName || (strings.HasPrefix(rel, "run=") && !listed[k]) {
+		if !listed[k] {
 			left = append(left, k)
 		}
 	}
-	return left
+	return append(left, f.list(ctx, StagingDir(name))...)
+}
+
+// StagingDir is the folder where runs of table name stage their files.
+func StagingDir(name string) string {
+	parent, base := path.Split(name)
+	return parent + objstore.StagingName + "/" + base
+}
+
+// Mirror returns a local directory holding a copy of every object of
+// table name's folder and its staging folder, at their keys: what a tool
+// globbing the store would find (the file fixture's own directory).
+func (f *Fixture) Mirror(t testing.TB, ctx context.Context, name string) string {
+	t.Helper()
+	if f.root != "" {
+		return f.root
+	}
+	dir := t.TempDir()
+	for _, k := range append(f.list(ctx, name), f.list(ctx, StagingDir(name))...) {
+		p := filepath.Join(dir, filepath.FromSlash(k))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Get(t, k), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // Keys lists every object under a table's folder.
@@ -374,4 +404,33 @@ func (f *Fixture) Get(t testing.TB, key string) []byte {
 		t.Fatalf("get %s: %v", key, err)
 	}
 	return b
+}
+
+// CreateOldLayout writes table name holding rows the way weir laid tables
+// out before runs staged their files next to the table: data files under
+// <name>/run=<runid>/part-<pipe>-<n>.<format>, listed so by the manifest.
+// It writes the table with weir under a scratch name and moves the files
+// (and the rewritten manifest) to name behind weir's back.
+func (f *Fixture) CreateOldLayout(t testing.TB, ctx context.Context, name string, rows []routestest.Row) {
+	t.Helper()
+	scratch := name + "_new_layout"
+	f.Create(t, ctx, scratch, rows)
+	m, _ := ReadManifest(t, ctx, f.Endpoint(t, ctx), scratch)
+	for i, file := range m.Files {
+		var pipe, n int
+		var ext string
+		rest := strings.TrimPrefix(file.Path, "part-"+file.RunID+"-")
+		if _, err := fmt.Sscanf(strings.Replace(rest, ".", " ", 1), "%03d-%04d %s", &pipe, &n, &ext); err != nil || rest == file.Path {
+			t.Fatalf("unexpected data file name %s: %v", file.Path, err)
+		}
+		old := fmt.Sprintf("run=%s/part-%03d-%04d.%s", file.RunID, pipe, n, ext)
+		f.Put(t, name+"/"+old, f.Get(t, scratch+"/"+file.Path))
+		m.Files[i].Path = old
+	}
+	m.Table = name
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Put(t, name+"/"+objstore.ManifestName, b)
 }
