@@ -3,7 +3,7 @@
 #
 #   docker build -t weir:latest .
 #
-# weir links DuckDB through cgo (models need it, with the duckdb_arrow tag),
+# weir links DuckDB through cgo (models need it),
 # so the builder has a C toolchain and the runtime a glibc. Not built in CI
 # here: the CI machines cannot pull base images. The dagfile is not in the
 # image: mount it (a ConfigMap or a volume) or build FROM this image with
@@ -14,7 +14,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=1 go build -tags=duckdb_arrow -trimpath -ldflags="-s -w" -o /out/weir ./cmd/weir
+RUN CGO_ENABLED=1 go build -trimpath -ldflags="-s -w" -o /out/weir ./cmd/weir
 
 FROM debian:bookworm-slim
 RUN apt-get update \

@@ -2,7 +2,6 @@
 # read peak RSS. Source it; it expects PGURL (psql-style URL).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-export GOFLAGS="${GOFLAGS:--tags=duckdb_arrow}"
 BIN=bench/.bin
 mkdir -p "$BIN"
 

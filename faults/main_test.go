@@ -19,8 +19,7 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// weirBin is the weir binary TestMain builds, with the test's build flags
-// (GOFLAGS carries -tags=duckdb_arrow).
+// weirBin is the weir binary TestMain builds, with the test's build flags.
 var weirBin string
 
 // Case counters for the summary line.

@@ -136,7 +136,7 @@ func sortedKeys(m map[string]generated) []string {
 func buildWeir(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "weir")
-	cmd := exec.Command("go", "build", "-tags=duckdb_arrow", "-o", bin, "../cmd/weir")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/weir")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build weir: %v\n%s", err, out)
 	}

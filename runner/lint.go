@@ -45,7 +45,7 @@ func LintStreams(f *dagfile.File, tasks []*dagfile.Task) []dagfile.Finding {
 // not parse or bind are errors (CONTRACT-001) at the column's or rule's
 // position; a rule that reads a column the contract does not list cannot
 // be bound here (CONTRACT-002, a warning). Without the engine (a build
-// without duckdb_arrow) it checks nothing.
+// without cgo) it checks nothing.
 func LintContracts(ctx context.Context, f *dagfile.File, tasks []*dagfile.Task) ([]dagfile.Finding, error) {
 	db, err := duck.Open(ctx, duck.Options{Threads: 1})
 	if errors.Is(err, duck.ErrNoEngine) {

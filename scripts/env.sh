@@ -14,9 +14,5 @@ export WEIR_TEST_BIGQUERY="${WEIR_TEST_BIGQUERY:-bigquery://test-project/weir_te
 # An SQS server speaking the JSON protocol (fauxqs, scripts/services.sh).
 export WEIR_TEST_SQS="${WEIR_TEST_SQS:-http://127.0.0.1:19324}"
 
-# DuckDB's Arrow interface (duckdb-go NewArrowFromConn) needs this build tag;
-# every go command of the project builds with it.
-case " ${GOFLAGS:-} " in
-*duckdb_arrow*) ;;
-*) export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=duckdb_arrow" ;;
-esac
+# No build tag is needed: runner/duck calls DuckDB's C Arrow functions itself
+# (docs/architecture.md). Models need cgo, Go's default with a C compiler.

@@ -49,8 +49,9 @@ export CGO_ENABLED="${CGO_ENABLED:-1}" # DuckDB needs cgo
 step "go build ./...  (GOFLAGS=$GOFLAGS)"
 go build ./...
 
-step "go build ./cmd/weir without the duckdb_arrow tag (transfers only; models say how to build)"
-GOFLAGS= go build -o /dev/null ./cmd/weir
+step "go build ./cmd/weir with -tags=duckdb_arrow (the old tag must still build) and without cgo (transfers only; models say how to build)"
+GOFLAGS=-tags=duckdb_arrow go build -o /dev/null ./cmd/weir
+CGO_ENABLED=0 go build -o /dev/null ./cmd/weir
 
 step "go vet ./..."
 go vet ./...

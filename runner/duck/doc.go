@@ -2,8 +2,9 @@
 // through its Arrow interface, so batches move between the routes and the
 // engine as Arrow record batches, never row by row.
 //
-// It is the only package of weir that links DuckDB (cgo, and the build tag
-// duckdb_arrow: go build -tags=duckdb_arrow). One [DB] is one in-memory
+// It is the only package of weir that links DuckDB (cgo; no build tag: the
+// Arrow calls are DuckDB's C functions declared in bridge.go, see
+// docs/architecture.md; without cgo, stub.go). One [DB] is one in-memory
 // database with one connection: the views and temporary tables a model
 // run registers are visible to every statement of that run and vanish with
 // [DB.Close].

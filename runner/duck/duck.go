@@ -1,11 +1,10 @@
-//go:build duckdb_arrow
+//go:build cgo
 
 package duck
 
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -32,7 +31,7 @@ type DB struct {
 	connector *duckdb.Connector
 	db        *sql.DB
 	conn      *sql.Conn
-	arrow     *duckdb.Arrow
+	handle    *cconn // the C connection behind conn, for the Arrow calls (bridge.go)
 	mu        sync.Mutex
 	views     map[string]func() // registered Arrow views and their release funcs
 }
@@ -81,16 +80,9 @@ func (d *DB) connect(ctx context.Context) error {
 		return fmt.Errorf("duckdb: set time zone: %w", err)
 	}
 	return conn.Raw(func(dc any) error {
-		c, ok := dc.(driver.Conn)
-		if !ok {
-			return errors.New("duckdb: unexpected driver connection")
-		}
-		ar, err := duckdb.NewArrowFromConn(c)
-		if err != nil {
-			return fmt.Errorf("duckdb arrow interface: %w", err)
-		}
-		d.arrow = ar
-		return nil
+		h, err := connHandle(dc)
+		d.handle = &cconn{h: h}
+		return err
 	})
 }
 
@@ -103,6 +95,9 @@ func (d *DB) Close() error {
 	}
 	d.mu.Unlock()
 	var errs []error
+	if d.handle != nil {
+		d.handle.close()
+	}
 	if d.conn != nil {
 		errs = append(errs, d.conn.Close())
 	}
@@ -114,7 +109,7 @@ func (d *DB) Close() error {
 // once and only SELECT * from it is correct (see the package doc): use
 // Load. DB takes over r's reference and releases it on Close or DropView.
 func (d *DB) RegisterView(name string, r array.RecordReader) error {
-	release, err := d.arrow.RegisterView(r, name)
+	release, err := registerArrowView(d.handle, name, r)
 	r.Release() // the exported stream holds its own reference
 	if err != nil {
 		return fmt.Errorf("register view %s: %w", name, err)
@@ -183,7 +178,7 @@ func (d *DB) QueryRow(ctx context.Context, query string, dest ...any) error {
 // Query runs a query and returns its result as Arrow record batches, read
 // lazily. The caller releases the reader before the next statement.
 func (d *DB) Query(ctx context.Context, query string) (array.RecordReader, error) {
-	r, err := d.arrow.QueryContext(ctx, query)
+	r, err := queryArrow(ctx, d.handle, query)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: %w", err)
 	}

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// ErrNoEngine: this weir was built without DuckDB's Arrow interface, so it
-// runs transfers but not models.
-var ErrNoEngine = errors.New("this weir was built without DuckDB (build with -tags=duckdb_arrow to run models)")
+// ErrNoEngine: this weir was built without cgo (CGO_ENABLED=0), so without
+// DuckDB: it runs transfers but not models.
+var ErrNoEngine = errors.New("this weir was built without cgo, so without DuckDB (build with CGO_ENABLED=1 and a C compiler to run models)")
 
 // Ident quotes an identifier for DuckDB SQL.
 func Ident(name string) string {
