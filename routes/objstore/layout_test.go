@@ -1,6 +1,7 @@
 package objstore_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -53,4 +54,48 @@ func TestOldLayout_ReadAppendReplace(t *testing.T) {
 			t.Fatalf("left behind: %v", left)
 		}
 	})
+}
+
+// Bad settings of the layout are caught when the endpoint opens or the
+// stage is prepared, before a row moves: an S3 file larger than one
+// CopyObject can publish, a run id that cannot name files.
+func TestLayout_BadInput(t *testing.T) {
+	ctx := testContext(t)
+	for _, c := range []struct {
+		fixture func(testing.TB, ...string) *objstoretest.Fixture
+		query   string
+		ok      bool
+	}{
+		{objstoretest.NewS3, "file_bytes=4294967296", true},
+		{objstoretest.NewS3, "file_bytes=4294967297", false},
+		{objstoretest.NewS3, "file_bytes=10000000000", false},
+		{objstoretest.NewFile, "file_bytes=10000000000", true},
+		{objstoretest.NewGCS, "file_bytes=10000000000", true},
+	} {
+		f := c.fixture(t, c.query)
+		dst, err := routes.OpenDestination(ctx, f.URL())
+		if err == nil {
+			dst.Close()
+		}
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, routes.ErrBadInput)) {
+			t.Errorf("%s: got %v, want ok=%v (or a bad-input error)", f.URL(), err, c.ok)
+		}
+	}
+	f := objstoretest.NewFile(t)
+	for _, id := range []string{"a/b", "../x", "", "run id", strings.Repeat("x", 65)} {
+		st, err := f.Endpoint(t, ctx).Prepare(ctx, objstoretest.Info("t"), routes.WriteOptions{Mode: routes.ModeReplace, RunID: id})
+		if id == "" {
+			if err != nil {
+				t.Fatalf("an empty run id gets a fresh one: %v", err)
+			}
+			st.Abort(ctx)
+			continue
+		}
+		if err == nil {
+			st.Abort(ctx)
+		}
+		if !errors.Is(err, routes.ErrBadInput) {
+			t.Errorf("run id %q: got %v, want a bad-input error", id, err)
+		}
+	}
 }

@@ -85,7 +85,7 @@ func (e *Endpoint) newStage(info *routes.TableInfo, opts routes.WriteOptions) (*
 		st.runID = routes.NewRunID()
 	}
 	if !runIDRE.MatchString(st.runID) {
-		return nil, fmt.Errorf("run id %q: want 1 to 64 letters, digits, _ or - (it names the run's files)", st.runID)
+		return nil, routes.BadInput("run id %q: want 1 to 64 letters, digits, _ or - (it names the run's files)", st.runID)
 	}
 	if st.alloc == nil {
 		st.alloc = memory.DefaultAllocator
