@@ -2,7 +2,7 @@
 // built-in TPC-H generator (the tpch extension linked into weir's DuckDB;
 // nothing is downloaded), the same rows on every run:
 //
-//	go run -tags=duckdb_arrow ./examples/tpch/gen -batch 3   # from the repository root
+//	go run ./examples/tpch/gen -batch 3   # from the repository root
 //
 // data/lineitem.parquet then holds the lines of the first 3 of 10 equal
 // ranges of order keys, in key order: each later batch only adds orders
