@@ -83,7 +83,7 @@ func TestLayout_BadInput(t *testing.T) {
 	}
 	f := objstoretest.NewFile(t)
 	for _, id := range []string{"a/b", "../x", "", "run id", strings.Repeat("x", 65)} {
-		st, err := f.Endpoint(t, ctx).Prepare(ctx, objstoretest.Info("t"), routes.WriteOptions{Mode: routes.ModeReplace, RunID: id})
+		st, err := f.Endpoint(t, ctx).Prepare(ctx, routestest.MemInfo("t"), routes.WriteOptions{Mode: routes.ModeReplace, RunID: id})
 		if id == "" {
 			if err != nil {
 				t.Fatalf("an empty run id gets a fresh one: %v", err)

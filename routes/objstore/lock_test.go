@@ -168,7 +168,7 @@ func TestCommit_ManifestChangedMeanwhile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := &objstoretest.Source{Table: objstoretest.Info("t"), Rows: routestest.Rows(1, 300)}
+		src := &routestest.MemSource{Table: routestest.MemInfo("t"), Rows: routestest.Rows(1, 300)}
 		ranges, _ := src.Plan(ctx, src.Table, routes.PlanOptions{Pipes: 1})
 		s, _ := src.Read(ctx, ranges[0], routes.ReadOptions{})
 		if _, err := st.Write(ctx, s); err != nil {

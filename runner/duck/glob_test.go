@@ -57,7 +57,7 @@ func TestGlob_ReadsExactlyTheCommittedTable(t *testing.T) {
 
 			// A run that staged its files and then failed.
 			ep := f.Endpoint(t, ctx)
-			src := &objstoretest.Source{Table: objstoretest.Info("t"), Rows: routestest.Rows(1000, 1500)}
+			src := &routestest.MemSource{Table: routestest.MemInfo("t"), Rows: routestest.Rows(1000, 1500)}
 			stage, err := ep.Prepare(ctx, src.Table, routes.WriteOptions{Table: src.Table.Ref, Mode: routes.ModeAppend})
 			if err != nil {
 				t.Fatal(err)
@@ -106,7 +106,7 @@ func write(t *testing.T, ctx context.Context, f *objstoretest.Fixture, rows []ro
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	src := &objstoretest.Source{Table: objstoretest.Info("t"), Rows: rows, BatchLen: 37}
+	src := &routestest.MemSource{Table: routestest.MemInfo("t"), Rows: rows, BatchLen: 37}
 	spec := routes.CopySpec{Table: routes.TableRef{Name: "t"}, Mode: mode, Budget: routes.Budget{Parallel: 3, ChunkBytes: 16 << 10}}
 	if _, err := routes.Copy(ctx, src, dst, spec); err != nil {
 		t.Fatalf("%s: %v", mode, err)
@@ -118,7 +118,7 @@ func write(t *testing.T, ctx context.Context, f *objstoretest.Fixture, rows []ro
 func globEquals(t *testing.T, ctx context.Context, db *duck.DB, f *objstoretest.Fixture, step string, want []routestest.Row) {
 	t.Helper()
 	dir := f.Mirror(t, ctx, "t") + "/t"
-	wantCols := objstoretest.Info("t").Schema()
+	wantCols := routestest.MemInfo("t").Schema()
 	for _, src := range []string{
 		fmt.Sprintf("read_parquet(%s)", duck.Literal(dir+"/*.parquet")),
 		fmt.Sprintf("read_parquet(%s, hive_partitioning=true)", duck.Literal(dir+"/*.parquet")),
