@@ -46,7 +46,7 @@ source scripts/env.sh
 command -v go >/dev/null || export PATH="/usr/local/go/bin:$PATH"
 export CGO_ENABLED="${CGO_ENABLED:-1}" # DuckDB needs cgo
 
-step "go build ./...  (GOFLAGS=$GOFLAGS)"
+step "go build ./...  (GOFLAGS=${GOFLAGS:-})"
 go build ./...
 
 step "go build ./cmd/weir with -tags=duckdb_arrow (the old tag must still build) and without cgo (transfers only; models say how to build)"
