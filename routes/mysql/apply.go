@@ -232,8 +232,9 @@ func applyTable(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) err
 	}
 	if len(tw.Deletes) > 0 {
 		var buf bytes.Buffer
+		keyYears := yearColumns(t, t.KeyNames())
 		for _, key := range tw.Deletes {
-			writeLoadRow(&buf, yearTexts(t, t.KeyNames(), key))
+			writeLoadRow(&buf, yearTexts(keyYears, key))
 		}
 		if err := loadRows(ctx, tx, delTemp(n), t.KeyNames(), &buf, int64(len(tw.Deletes))); err != nil {
 			return fmt.Errorf("stage deletes: %w", err)
@@ -260,6 +261,7 @@ func stageUpserts(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, tmp stri
 	t := tw.Table
 	var buf bytes.Buffer
 	partial := false
+	rowYears, keyYears := yearColumns(t, t.Columns), yearColumns(t, t.KeyNames())
 	for _, u := range tw.Upserts {
 		var unchanged []string
 		for i, v := range u.Row {
@@ -268,7 +270,7 @@ func stageUpserts(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, tmp stri
 			}
 		}
 		partial = partial || len(unchanged) > 0
-		row := append(append(append([]any(nil), yearTexts(t, t.Columns, u.Row)...), yearTexts(t, t.KeyNames(), u.Origin)...), strings.Join(unchanged, ","))
+		row := append(append(append([]any(nil), yearTexts(rowYears, u.Row)...), yearTexts(keyYears, u.Origin)...), strings.Join(unchanged, ","))
 		writeLoadRow(&buf, row)
 	}
 	cols := append(append([]string(nil), t.Columns...), originNames(len(t.Key))...)
@@ -312,14 +314,25 @@ FIELDS TERMINATED BY '\t' ENCLOSED BY '' ESCAPED BY '\\' LINES TERMINATED BY '\n
 	return nil
 }
 
-// yearTexts returns the values of columns cols with those of YEAR columns
-// (by the table's native types) as four digits: LOAD DATA reads "0" into
-// YEAR as 2000, "0000" as 0000.
-func yearTexts(t *cdc.Table, cols []string, vals []any) []any {
-	out, copied := vals, false
+// yearColumns returns the positions in cols of YEAR columns (by the
+// table's native types), worked out once per window, not per row.
+func yearColumns(t *cdc.Table, cols []string) []int {
+	var out []int
 	for i, c := range cols {
 		j := slices.Index(t.Columns, c)
-		if j < 0 || j >= len(t.Types) || i >= len(vals) || parseColumnType(t.Types[j]).dataType != "year" {
+		if j >= 0 && j < len(t.Types) && parseColumnType(t.Types[j]).dataType == "year" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// yearTexts returns vals with the values at positions years (yearColumns)
+// as four digits: LOAD DATA reads "0" into YEAR as 2000, "0000" as 0000.
+func yearTexts(years []int, vals []any) []any {
+	out, copied := vals, false
+	for _, i := range years {
+		if i >= len(vals) {
 			continue
 		}
 		switch v := vals[i].(type) {
