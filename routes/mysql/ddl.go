@@ -180,7 +180,76 @@ func stagedColumns(info *routes.TableInfo, key []string) []stagedColumn {
 	for i, c := range info.Columns {
 		cols[i] = stagedColumn{Column: c, ddl: columnDDL(c, info.Scheme, contains(key, c.Name))}
 	}
+	fitKey(cols, key)
 	return cols
+}
+
+// keyIndexBytes is InnoDB's limit on one index: a key's columns together,
+// a character counted at utf8mb4's 4 bytes.
+const keyIndexBytes = 3072
+
+// fitKey shares the index's bytes between the key columns weir sized
+// itself (text as VARCHAR, bytes as VARBINARY): each alone takes all of it,
+// so a composite key with one of them (bigint, text) failed with MySQL's
+// error 1071 "key too long". A value longer than its share fails the load
+// (LOAD DATA's warnings are errors), it is never cut.
+func fitKey(cols []stagedColumn, key []string) {
+	var open []int
+	used := 0
+	for i, c := range cols {
+		switch {
+		case !contains(key, c.Name):
+		case c.ddl == textType(true) || c.ddl == blobType(true):
+			open = append(open, i)
+		default:
+			used += keyBytes(c.ddl)
+		}
+	}
+	if len(open) == 0 || used == 0 && len(open) == 1 {
+		return
+	}
+	share := (keyIndexBytes - used) / len(open)
+	if share < 4 {
+		return // nothing fits: the server's own error says so
+	}
+	for _, i := range open {
+		if cols[i].ddl == textType(true) {
+			cols[i].ddl = fmt.Sprintf("VARCHAR(%d)", share/4)
+		} else {
+			cols[i].ddl = fmt.Sprintf("VARBINARY(%d)", share)
+		}
+	}
+}
+
+// keyBytes is what a key column of DDL type ddl takes in an index, at
+// most: characters at 4 bytes, numbers and times at their storage size.
+func keyBytes(ddl string) int {
+	ct := parseColumnType(ddl)
+	_, args, _ := strings.Cut(ct.columnType, "(")
+	n, _ := typeArgs(args)
+	switch ct.dataType {
+	case "char", "varchar":
+		return 4 * int(n)
+	case "binary", "varbinary":
+		return int(n)
+	case "tinyint", "year":
+		return 1
+	case "smallint":
+		return 2
+	case "mediumint", "date":
+		return 3
+	case "int", "float":
+		return 4
+	case "time":
+		return 6
+	case "bigint", "double", "datetime", "timestamp":
+		return 8
+	case "decimal", "numeric":
+		return int(ct.precision)/2 + 1
+	case "bit":
+		return (int(ct.precision) + 7) / 8
+	}
+	return 255 // enum, set and the rest: a generous bound
 }
 
 // columnDefs renders the CREATE TABLE body: columns, then the key.
