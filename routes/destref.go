@@ -64,6 +64,16 @@ type CaptureChecker interface {
 	CheckCapture(ctx context.Context) (ok bool, why string, err error)
 }
 
+// ReachChecker is an endpoint that can say, without a table and without
+// changing anything, whether weir reaches it (`weir conns test`): an object
+// store asks its bucket once, so refused credentials and a missing bucket
+// fail there and not at a run's first read. empty is true when the store is
+// known to hold nothing yet (a file root that does not exist): a destination
+// creates it, but there is nothing to read.
+type ReachChecker interface {
+	CheckReach(ctx context.Context) (empty bool, err error)
+}
+
 // TableIdentifier is an endpoint that asks its server which table a name
 // reaches: TableID is the server's own identity (not the URL's spelling:
 // localhost or 127.0.0.1, another scheme or database in the URL, extra

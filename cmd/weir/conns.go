@@ -101,8 +101,12 @@ func loadConns(cf connFile) ([]namedConn, error) {
 			continue
 		}
 		nc := namedConn{Name: name, URL: v, Shown: redact.String(v), Where: "$" + k}
-		if v == "" {
+		switch {
+		case v == "":
 			nc.Err = routes.BadInput("$%s is empty", k)
+		case !nameRE.MatchString(name):
+			// weir would take the word for a path and never look it up.
+			nc.Err = routes.BadInput("$%s: %q cannot name a connection (a letter or _ first, then letters, digits, _ or -); rename the variable", k, name)
 		}
 		if i, ok := fromEnv[name]; ok {
 			// Two spellings of one name: which one the environment lists
@@ -143,18 +147,24 @@ func resolveEndpoint(arg string, cf connFile) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, c := range conns {
-		if c.Name == arg || (strings.HasPrefix(c.Where, "$") && strings.EqualFold(c.Name, arg)) {
-			if c.Err != nil {
-				return "", c.Err
-			}
-			return c.URL, nil
+	if i := findConn(conns, arg); i >= 0 {
+		if conns[i].Err != nil {
+			return "", conns[i].Err
 		}
+		return conns[i].URL, nil
 	}
 	if _, err := os.Stat(arg); err == nil {
 		return arg, nil // a directory or file named like a word: a bare path
 	}
 	return "", unknownConn(arg, conns, cf)
+}
+
+// findConn is the index of the connection arg names, or -1: a dagfile's
+// name exactly, a variable's in any case (WEIR_CONN_APP is app and APP).
+func findConn(conns []namedConn, arg string) int {
+	return slices.IndexFunc(conns, func(c namedConn) bool {
+		return c.Name == arg || (strings.HasPrefix(c.Where, "$") && strings.EqualFold(c.Name, arg))
+	})
 }
 
 // unknownConn is the bad input for a word that names no connection.
@@ -246,7 +256,7 @@ func testConns(ctx context.Context, w io.Writer, conns []namedConn, names []stri
 	if len(names) > 0 {
 		picked = nil
 		for _, n := range names {
-			i := slices.IndexFunc(conns, func(c namedConn) bool { return c.Name == n })
+			i := findConn(conns, n)
 			if i < 0 {
 				return unknownConn(n, conns, cf)
 			}
@@ -325,6 +335,16 @@ func testConn(ctx context.Context, c namedConn) (string, error) {
 			default:
 				roles = append(roles, "no capture: "+why)
 			}
+		}
+	}
+	if rc, ok := routes.As[routes.ReachChecker](ep); ok {
+		empty, err := rc.CheckReach(ctx)
+		if err != nil {
+			return "", err
+		}
+		if empty {
+			roles = slices.DeleteFunc(roles, func(r string) bool { return r == "source" })
+			roles = append(roles, "nothing to read yet (missing or empty)")
 		}
 	}
 	return "ok: " + strings.Join(roles, "; "), nil

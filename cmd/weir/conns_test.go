@@ -270,3 +270,37 @@ func TestConns_EnvSameNameTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestConns_NamesAndReach: conns test finds a variable's connection in any
+// case, as transfer does (PGX was unknown to it); a variable whose suffix
+// cannot be a name is bad input, not silently ignored; a file root that
+// does not exist is a destination with nothing to read, not a plain "ok".
+func TestConns_NamesAndReach(t *testing.T) {
+	noEnvConns(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.MkdirAll(filepath.Join(dir, "full"), 0o755)
+	os.WriteFile(filepath.Join(dir, "full", "t.csv"), []byte("id\n1\n"), 0o644)
+	t.Setenv("WEIR_CONN_PGX", "file://"+filepath.Join(dir, "full"))
+	t.Setenv("WEIR_CONN_NOPE", "file://"+filepath.Join(dir, "not", "there"))
+	t.Setenv("WEIR_CONN_9", "file://"+filepath.Join(dir, "full"))
+
+	for _, name := range []string{"pgx", "PGX", "Pgx"} {
+		code, out, msg := runOut(t, "conns", "test", name)
+		if code != 0 || !strings.Contains(out, "ok: source; destination") {
+			t.Errorf("conns test %s: exit %d, out %q (%s); want ok: source; destination", name, code, out, msg)
+		}
+	}
+	code, out, msg := runOut(t, "conns", "test", "nope")
+	if code != 0 || strings.Contains(out, "source") || !strings.Contains(out, "nothing to read yet") || !strings.Contains(out, "destination") {
+		t.Errorf("conns test nope (a missing root): exit %d, out %q (%s); want a destination with nothing to read", code, out, msg)
+	}
+	code, out, msg = runOut(t, "conns", "list")
+	if code != 0 || !strings.Contains(out, "cannot name a connection") {
+		t.Errorf("conns list: exit %d, out %q (%s); want $WEIR_CONN_9 flagged", code, out, msg)
+	}
+	code, out, msg = runOut(t, "conns", "test", "9")
+	if code != ExitBadInput || !strings.Contains(out+msg, "WEIR_CONN_9") {
+		t.Errorf("conns test 9: exit %d (%s); want 2 naming $WEIR_CONN_9", code, msg)
+	}
+}

@@ -171,6 +171,22 @@ func missing(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
+// empty reports whether root holds nothing yet: missing, or an empty
+// directory. A root that is one file is that file's table.
+func (s *fileStore) empty() (bool, error) {
+	st, err := os.Stat(s.root)
+	switch {
+	case missing(err):
+		return true, nil
+	case err != nil:
+		return false, err
+	case !st.IsDir():
+		return false, nil
+	}
+	entries, err := os.ReadDir(s.root)
+	return len(entries) == 0, err
+}
+
 func (s *fileStore) Get(_ context.Context, key string) ([]byte, string, error) {
 	b, err := os.ReadFile(s.path(key))
 	if missing(err) {

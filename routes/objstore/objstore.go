@@ -2,6 +2,7 @@ package objstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -184,4 +185,20 @@ func wrapf(err error, format string, args ...any) error {
 		return nil
 	}
 	return fmt.Errorf(format+": %w", append(args, err)...)
+}
+
+// reachProbeKey is an object no run writes: asking for it checks the
+// bucket and the credentials with one small request.
+const reachProbeKey = "_weir_staging/.reach"
+
+// CheckReach is routes.ReachChecker: a file root is looked at (missing or
+// empty is empty); S3 and GCS answer one Get of an object that is not there.
+func (e *Endpoint) CheckReach(ctx context.Context) (bool, error) {
+	if fs, ok := e.store.(*fileStore); ok {
+		return fs.empty()
+	}
+	if _, _, err := e.store.Get(ctx, reachProbeKey); err != nil && !errors.Is(err, errNotExist) {
+		return false, fmt.Errorf("%s: %w", e.store.Describe(""), err)
+	}
+	return false, nil
 }
