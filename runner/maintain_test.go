@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -58,7 +59,8 @@ func maintainOpts() iceberg.MaintainOptions {
 	return iceberg.MaintainOptions{Consumed: iceberg.AllConsumed, RetainLast: 1, OrphanAge: time.Nanosecond}
 }
 
-// TestMaintain_RemovesKilledRunOrphans: a run killed (SIGKILL) before its
+// TestMaintain_RemovesKilledRunOrphans: maintain is refused (locked)
+// while a run writes the table; that run killed (SIGKILL) before its
 // commit leaves data files no snapshot references; a dry run lists them
 // and deletes nothing; maintain deletes them (taking over the dead run's
 // lease), the table reads the same, and the model then reads on from its
@@ -72,7 +74,15 @@ func TestMaintain_RemovesKilledRunOrphans(t *testing.T) {
 	once(t, r, "silver_log")
 	d.orders(t, 1, 40)
 	once(t, r, "bronze_orders")
-	runKilled(t, d.path, "silver_log", "before-commit")
+	// While the run is alive (paused before its commit) maintain is
+	// refused as locked and does nothing; then the run is killed.
+	child := startPaused(t, d.path, "silver_log", "before-commit")
+	if _, err := r.Maintain(ctx, "silver_log", maintainOpts()); !errors.Is(err, routes.ErrLocked) {
+		child.Process.Kill()
+		t.Fatalf("maintain while a run writes the table: %v, want locked", err)
+	}
+	child.Process.Kill() // SIGKILL
+	child.Wait()
 	e := lakeEndpoint(t, r)
 	orphans, err := e.Orphans(ctx, lakeRef("silver.log"))
 	if err != nil || len(orphans) == 0 {
