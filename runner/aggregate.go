@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
@@ -300,23 +302,23 @@ func (run *modelRun) aggregate(ctx context.Context, text string) (string, error)
 }
 
 // loadStoredGroups loads the sink's rows as this; it is empty (with the
-// aggregate's columns) before the sink exists and when every source is
-// read from its start, so a replay recomputes instead of adding the
-// history to itself twice.
+// aggregate's columns) before the sink exists, and empty with the sink's
+// columns when every source is read from its start, so a replay
+// recomputes instead of adding the history to itself twice. A sink that
+// exists must store every column the merge writes, with its type (the
+// merge upserts the groups over the rows it holds, the first run too).
 func (run *modelRun) loadStoredGroups(ctx context.Context, cols []duck.Column) error {
-	if !run.resetting && !run.fromStart() {
-		src, err := run.r.source(ctx, run.m.Sink.Conn)
-		if err != nil {
-			return err
-		}
-		info, err := src.Probe(ctx, run.ref)
-		switch {
-		case errors.Is(err, routes.ErrNotFound):
-		case err != nil:
-			return fmt.Errorf("stored groups (%s): %w", run.m.Sink, err)
-		default:
-			return run.loadSink(ctx, src, info, cols)
-		}
+	src, err := run.r.source(ctx, run.m.Sink.Conn)
+	if err != nil {
+		return err
+	}
+	info, err := src.Probe(ctx, run.ref)
+	switch {
+	case errors.Is(err, routes.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("stored groups (%s): %w", run.m.Sink, err)
+	default:
+		return run.loadSink(ctx, src, info, cols)
 	}
 	defs := make([]string, len(cols))
 	for i, c := range cols {
@@ -329,25 +331,57 @@ func (run *modelRun) loadStoredGroups(ctx context.Context, cols []duck.Column) e
 	return nil
 }
 
-// loadSink loads the sink's rows as this, and checks that it stores every
-// column the merge reads (measures changed since it was built: rebuild).
+// loadSink loads the sink's rows as this (none when the run reads from
+// the start or resets), and checks that it stores every column the merge
+// writes, with the type the merge writes (measures or their input types
+// changed since it was built, or another task or tool built it: rebuild).
 func (run *modelRun) loadSink(ctx context.Context, src routes.Source, info *routes.TableInfo, cols []duck.Column) error {
-	s, err := incremental.ReadTable(ctx, src, info, run.r.opts.Budget, run.r.opts.Allocator)
+	var s array.RecordReader
+	var err error
+	if run.resetting || run.fromStart() {
+		s, err = array.NewRecordReader(info.Schema(), nil)
+	} else {
+		s, err = incremental.ReadTable(ctx, src, info, run.r.opts.Budget, run.r.opts.Allocator)
+	}
 	if err != nil {
 		return fmt.Errorf("stored groups (%s): %w", run.m.Sink, err)
 	}
 	if _, err := run.db.Load(ctx, dagfile.ThisView, s); err != nil {
 		return fmt.Errorf("stored groups (%s): %w", run.m.Sink, err)
 	}
-	have := map[string]bool{}
-	for _, c := range info.Columns {
-		have[strings.ToLower(c.Name)] = true
+	stored, err := run.db.Describe(ctx, "SELECT * FROM "+duck.Ident(dagfile.ThisView))
+	if err != nil {
+		return fmt.Errorf("stored groups (%s): %w", run.m.Sink, err)
 	}
+	have := map[string]string{}
+	for _, c := range stored {
+		have[strings.ToLower(c.Name)] = c.Type
+	}
+	rebuild := fmt.Sprintf("rebuild it with weir reset --task %s --to earliest --full-refresh", run.t.Name)
 	for _, c := range cols {
-		if !have[strings.ToLower(c.Name)] {
-			return routes.BadInput("model %s: %s has no column %s, which the aggregate merges (its measures changed since the sink was built): rebuild it with weir reset --task %s --to earliest --full-refresh",
-				run.t.Name, run.m.Sink, c.Name, run.t.Name)
+		typ, ok := have[strings.ToLower(c.Name)]
+		if !ok {
+			return routes.BadInput("model %s: %s has no column %s, which the aggregate merges (its measures changed since the sink was built, or another task built it): %s",
+				run.t.Name, run.m.Sink, c.Name, rebuild)
+		}
+		if !sameStoredType(typ, c.Type) {
+			return routes.BadInput("model %s: %s column %s is %s, and the aggregate writes %s (its types changed since the sink was built, or another task built it): %s",
+				run.t.Name, run.m.Sink, c.Name, typ, c.Type, rebuild)
 		}
 	}
 	return nil
+}
+
+// sameStoredType reports whether a column the sink stores (its type as
+// DuckDB reads it back) holds the aggregate's type as it is: the same
+// type, up to what a sink stores it as (a HUGEINT as DECIMAL(38,0)).
+func sameStoredType(stored, wrote string) bool {
+	norm := func(t string) string {
+		t = strings.ToUpper(strings.ReplaceAll(t, " ", ""))
+		if t == "HUGEINT" {
+			return "DECIMAL(38,0)"
+		}
+		return t
+	}
+	return norm(stored) == norm(wrote)
 }

@@ -256,6 +256,12 @@ func (s *stream) addedSelection(tbl *table.Table) (*table.Table, *table.Snapshot
 	if snap == nil || snap.SequenceNumber <= after {
 		return tbl, nil, nil, nil
 	}
+	if after < 0 {
+		// From the start every live row is new, also those a compaction or
+		// a copy-on-write delete rewrote (their files are skipped below,
+		// whose rows an earlier offset has read).
+		return tbl, snap, func(p string) bool { return inPart(p, s.r.Index, s.r.Count) }, nil
+	}
 	added, err := addedFiles(s.ctx, tbl, snap, after)
 	if err != nil {
 		return nil, nil, nil, err
