@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // A declared aggregate (model aggregate:) is compiled into SQL over the

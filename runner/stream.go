@@ -10,10 +10,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/stream"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // A stream task (docs/streams.md) reads events from a stream source in

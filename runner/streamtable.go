@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/stream"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // A stream task with table: reads a SQL table in keyset chunks

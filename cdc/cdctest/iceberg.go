@@ -16,12 +16,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
 	_ "github.com/weirhq/weir/routes/iceberg"  // iceberg:// destinations
 	_ "github.com/weirhq/weir/routes/mysql"    // Rows of a MySQL source
 	_ "github.com/weirhq/weir/routes/objstore" // file:// destinations
 	_ "github.com/weirhq/weir/routes/postgres"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // openIceberg makes the test's Iceberg catalog: an embedded SQLite catalog
