@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -247,7 +246,7 @@ func (c *Consumer) pollSnapshot(ctx context.Context, b *Batch) (*Batch, error) {
 			b.Stream, err = emptyStream(c.info.Schema(), nil)
 			return b, err
 		}
-		b.Stream, err = newChain(ctx, c.cfg.Source, ranges, routes.ReadOptions{ChunkBytes: c.cfg.Budget.ChunkBytes, Allocator: c.cfg.Allocator})
+		b.Stream, err = routes.NewSerial(ctx, c.cfg.Source, ranges, routes.ReadOptions{ChunkBytes: c.cfg.Budget.ChunkBytes, Allocator: c.cfg.Allocator})
 		return b, err
 	}
 	return nil, fmt.Errorf("%s kept changing while its snapshot was planned; retry", c.info.Ref)
@@ -294,7 +293,7 @@ func (c *Consumer) open(ctx context.Context, from, to string, cols []string) (ro
 	}
 	ro := routes.ReadOptions{Columns: cols, Cursor: c.cursor, After: from, Until: to,
 		ChunkBytes: c.cfg.Budget.ChunkBytes, Allocator: c.cfg.Allocator}
-	return newChain(ctx, c.cfg.Source, ranges, ro)
+	return routes.NewSerial(ctx, c.cfg.Source, ranges, ro)
 }
 
 // ReadTable reads a whole table as one stream, the plan's ranges one after
@@ -304,13 +303,13 @@ func ReadTable(ctx context.Context, src routes.Source, info *routes.TableInfo, b
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", info.Ref, err)
 	}
-	return newChain(ctx, src, ranges, routes.ReadOptions{ChunkBytes: budget.ChunkBytes, Allocator: mem})
+	return routes.NewSerial(ctx, src, ranges, routes.ReadOptions{ChunkBytes: budget.ChunkBytes, Allocator: mem})
 }
 
 // StreamRows returns the rows a stream from Poll or ReadTable delivered.
 func StreamRows(s routes.Stream) int64 {
-	if cs, ok := s.(*chainStream); ok {
-		return cs.rows.Load()
+	if cs, ok := s.(*routes.Serial); ok {
+		return cs.Rows()
 	}
 	return 0
 }
@@ -330,9 +329,7 @@ func emptyStream(schema *arrow.Schema, cols []string) (routes.Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("empty stream: %w", err)
 	}
-	s := &chainStream{ctx: context.Background(), cur: r, schema: schema}
-	s.refs.Store(1)
-	return s, nil
+	return r, nil
 }
 
 // RowsThrough counts the rows whose cursor is at or below offset, by
@@ -353,88 +350,3 @@ func (c *Consumer) RowsThrough(ctx context.Context, offset string) (int64, error
 	}
 	return n, s.Err()
 }
-
-// chainStream reads ranges one after another as one stream, opening each
-// only when the previous one ends, and counts the rows it delivers.
-type chainStream struct {
-	ctx    context.Context
-	src    routes.Source
-	ranges []routes.Range
-	opts   routes.ReadOptions
-	cur    routes.Stream
-	schema *arrow.Schema
-	refs   atomic.Int64
-	rows   atomic.Int64
-	err    error
-}
-
-func newChain(ctx context.Context, src routes.Source, ranges []routes.Range, opts routes.ReadOptions) (*chainStream, error) {
-	if len(ranges) == 0 {
-		return nil, fmt.Errorf("plan returned no range")
-	}
-	s := &chainStream{ctx: ctx, src: src, ranges: ranges, opts: opts}
-	s.refs.Store(1)
-	if err := s.openNext(); err != nil {
-		return nil, err
-	}
-	s.schema = s.cur.Schema()
-	return s, nil
-}
-
-func (s *chainStream) openNext() error {
-	r := s.ranges[0]
-	s.ranges = s.ranges[1:]
-	st, err := s.src.Read(s.ctx, r, s.opts)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", r.Label, err)
-	}
-	s.cur = st
-	return nil
-}
-
-func (s *chainStream) Schema() *arrow.Schema { return s.schema }
-func (s *chainStream) Retain()               { s.refs.Add(1) }
-
-// Release frees the open range's stream at the last reference.
-func (s *chainStream) Release() {
-	if s.refs.Add(-1) == 0 && s.cur != nil {
-		s.cur.Release()
-		s.cur = nil
-	}
-}
-
-// Next moves to the next batch, across ranges.
-func (s *chainStream) Next() bool {
-	for s.cur != nil && s.err == nil {
-		if s.cur.Next() {
-			s.rows.Add(s.cur.RecordBatch().NumRows())
-			return true
-		}
-		if s.err = s.cur.Err(); s.err != nil || len(s.ranges) == 0 {
-			return false
-		}
-		s.cur.Release()
-		s.cur = nil
-		s.err = s.openNext()
-	}
-	return false
-}
-
-func (s *chainStream) RecordBatch() arrow.RecordBatch {
-	if s.cur == nil {
-		return nil
-	}
-	return s.cur.RecordBatch()
-}
-
-// Record is the deprecated name of RecordBatch.
-func (s *chainStream) Record() arrow.RecordBatch { return s.RecordBatch() }
-
-func (s *chainStream) Err() error {
-	if s.err == nil && s.ctx.Err() != nil {
-		return s.ctx.Err()
-	}
-	return s.err
-}
-
-var _ routes.Stream = (*chainStream)(nil)
