@@ -178,7 +178,9 @@ type PollOptions struct {
 // Commit. An empty table or nothing new is an Empty batch whose stream
 // has the table's schema and no rows.
 func (c *Consumer) Poll(ctx context.Context, opts PollOptions) (*Batch, error) {
-	routes.Checkpoint("poll")
+	if err := routes.Checkpoint("poll"); err != nil {
+		return nil, err
+	}
 	b := &Batch{Source: c.cfg.Name, From: c.pos, To: c.pos, Base: -1}
 	if c.cursor == SnapshotCursor && c.pos == "" && opts.Until == "" {
 		return c.pollSnapshot(ctx, b)
