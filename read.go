@@ -7,14 +7,11 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/fileformat"
@@ -64,13 +61,15 @@ type plannedRead struct {
 	src    routes.Source
 	info   *routes.TableInfo
 	ranges []routes.Range
-	need   []string // columns read: the output's (mergedReader.schema), then the filter's
+	schema *arrow.Schema // the output's
+	need   []string      // columns read: the output's (schema), then the filter's
 	filter *where.Filter
 	expr   where.Expr // the filter, when the source takes a part of it
 	pushed string     // the part the source applies, as it states it
 	budget routes.Budget
 	mem    memory.Allocator
-	mergedReader
+
+	*routes.Parallel // the reader, once started
 }
 
 func openRead(ctx context.Context, src, table string, opts ReadOptions) (*plannedRead, error) {
@@ -194,129 +193,44 @@ func (r *plannedRead) shape(ctx context.Context, rec arrow.RecordBatch) (arrow.R
 	return array.NewRecordBatch(r.schema, cols, rec.NumRows()), nil
 }
 
-// start runs the pipes: at most Parallel at once, each handing its batches
-// to the reader through a channel of one slot per pipe.
+// start runs the pipes: at most Parallel at once, merged into the reader
+// (routes.Parallel), which closes the source at its last Release.
 func (r *plannedRead) start(ctx context.Context) {
-	ctx, r.cancel = context.WithCancel(ctx)
-	r.batches = make(chan arrow.RecordBatch, r.budget.Parallel)
-	r.done = make(chan struct{})
-	r.refs.Store(1)
-	go func() {
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(r.budget.Parallel)
-		for _, rg := range r.ranges {
-			g.Go(func() error { return r.pipe(gctx, rg) })
-		}
-		err := g.Wait()
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		r.finish(err)
-	}()
+	pipes := make([]routes.Produce, len(r.ranges))
+	for i, rg := range r.ranges {
+		pipes[i] = r.pipe(rg)
+	}
+	r.Parallel = routes.NewParallel(ctx, r.schema, r.budget.Parallel, pipes, func() { r.src.Close() })
 }
 
-func (r *plannedRead) pipe(ctx context.Context, rg routes.Range) error {
-	s, err := r.openPipe(ctx, rg)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", rg.Label, err)
-	}
-	defer s.Release()
-	for s.Next() {
-		rec, err := r.shape(ctx, s.RecordBatch())
+// pipe reads one range, filtered and shaped to the output columns.
+func (r *plannedRead) pipe(rg routes.Range) routes.Produce {
+	return func(ctx context.Context, emit func(arrow.RecordBatch) error) error {
+		s, err := r.openPipe(ctx, rg)
 		if err != nil {
+			return fmt.Errorf("read %s: %w", rg.Label, err)
+		}
+		defer s.Release()
+		for s.Next() {
+			rec, err := r.shape(ctx, s.RecordBatch())
+			if err != nil {
+				return fmt.Errorf("%s: %w", rg.Label, err)
+			}
+			if rec == nil || rec.NumRows() == 0 {
+				if rec != nil {
+					rec.Release()
+				}
+				continue
+			}
+			if err := emit(rec); err != nil {
+				return err
+			}
+		}
+		if err := s.Err(); err != nil {
 			return fmt.Errorf("%s: %w", rg.Label, err)
 		}
-		if rec == nil || rec.NumRows() == 0 {
-			if rec != nil {
-				rec.Release()
-			}
-			continue
-		}
-		select {
-		case r.batches <- rec:
-		case <-ctx.Done():
-			rec.Release()
-			return ctx.Err()
-		}
-	}
-	if err := s.Err(); err != nil {
-		return fmt.Errorf("%s: %w", rg.Label, err)
-	}
-	return nil
-}
-
-// Release frees the reader at its last reference: it stops the pipes,
-// drops undelivered batches and closes the source.
-func (r *plannedRead) Release() {
-	if r.refs.Add(-1) != 0 {
-		return
-	}
-	r.stop()
-	r.src.Close()
-}
-
-// mergedReader is the array.RecordReader side of a Read.
-type mergedReader struct {
-	schema  *arrow.Schema
-	batches chan arrow.RecordBatch
-	cancel  context.CancelFunc
-	done    chan struct{}
-	once    sync.Once
-	err     error // set before batches is closed
-	cur     arrow.RecordBatch
-	refs    atomic.Int64
-	rows    atomic.Int64
-}
-
-func (m *mergedReader) finish(err error) {
-	m.err = err
-	close(m.batches)
-	close(m.done)
-}
-
-func (m *mergedReader) Schema() *arrow.Schema          { return m.schema }
-func (m *mergedReader) RecordBatch() arrow.RecordBatch { return m.cur }
-func (m *mergedReader) Record() arrow.RecordBatch      { return m.cur }
-func (m *mergedReader) Retain()                        { m.refs.Add(1) }
-
-// Next waits for the next batch from any pipe.
-func (m *mergedReader) Next() bool {
-	m.releaseCur()
-	b, ok := <-m.batches
-	if !ok {
-		return false
-	}
-	m.cur = b
-	m.rows.Add(b.NumRows())
-	return true
-}
-
-// Err is the first pipe's error (or the context's), once Next is false.
-func (m *mergedReader) Err() error {
-	select {
-	case <-m.done:
-		return m.err
-	default:
 		return nil
 	}
-}
-
-func (m *mergedReader) releaseCur() {
-	if m.cur != nil {
-		m.cur.Release()
-		m.cur = nil
-	}
-}
-
-func (m *mergedReader) stop() {
-	m.once.Do(func() {
-		m.cancel()
-		for b := range m.batches {
-			b.Release()
-		}
-		<-m.done
-		m.releaseCur()
-	})
 }
 
 // ReadReport is what ReadTo wrote; it is `weir read --json`'s output.
@@ -352,7 +266,7 @@ func ReadTo(ctx context.Context, src, table string, w io.Writer, format string, 
 	r.start(ctx)
 	err = encodeAll(r, enc)
 	r.Release()
-	rep.Rows, rep.Bytes, rep.ElapsedMS = r.rows.Load(), cw.n, time.Since(start).Milliseconds()
+	rep.Rows, rep.Bytes, rep.ElapsedMS = r.Rows(), cw.n, time.Since(start).Milliseconds()
 	return rep, err
 }
 

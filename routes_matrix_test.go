@@ -62,14 +62,14 @@ func caps(dst string) routestest.Caps {
 // every other planned pair is deferred with a reason.
 func TestRoutesMatrix(t *testing.T) {
 	var sources []string
-	for _, r := range weir.Matrix() {
+	for _, r := range routes.Matrix() {
 		if !slices.Contains(sources, r.Source) {
 			sources = append(sources, r.Source)
 		}
 	}
 	for _, src := range sources {
 		t.Run(src, func(t *testing.T) {
-			for _, r := range weir.Matrix() {
+			for _, r := range routes.Matrix() {
 				if r.Source != src {
 					continue
 				}
@@ -118,8 +118,8 @@ func registryProblems(schemes []string, describe func(string) (routes.SchemeInfo
 	return out
 }
 
-func checkPair(t *testing.T, r weir.Route) {
-	if slices.Contains(weir.StreamSources, r.Source) {
+func checkPair(t *testing.T, r routes.Route) {
+	if slices.Contains(routes.StreamSources, r.Source) {
 		checkStreamPair(t, r)
 		return
 	}
@@ -172,13 +172,13 @@ func TestRoutesDoc(t *testing.T) {
 
 func renderRoutesDoc() string {
 	var b strings.Builder
-	b.WriteString("# Routes\n\nGenerated from the registered schemes (`routes.RegisterScheme`) and `matrix.go` by `go test -run TestRoutesDoc -update`;\n`weir routes --all` prints the same.\n")
+	b.WriteString("# Routes\n\nGenerated from the registered schemes (`routes.RegisterScheme`) and `routes/matrix.go` by `go test -run TestRoutesDoc -update`;\n`weir routes --all` prints the same.\n")
 	b.WriteString("Every implemented pair is exercised by `TestRoutesMatrix` against real servers (replace, replace again,\n")
 	b.WriteString("empty source keeps the table, append past the watermark where supported, a held lock refuses a second run,\nan aborted stage leaves the old table).\n")
 	b.WriteString("Stream sources (sse, ws, kafka, pubsub) are exercised by a stream task instead (stream_matrix_test.go: two\n")
 	b.WriteString("available_now runs with merge and a contract against an in-process protocol peer; the crash cases are in\nrunner/stream_test.go, see docs/streams.md).\n\n")
 	b.WriteString("| source | destination | status |\n|---|---|---|\n")
-	for _, r := range weir.Matrix() {
+	for _, r := range routes.Matrix() {
 		status := "implemented"
 		if !r.Implemented {
 			status = "deferred: " + r.Reason

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weirhq/weir"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/routestest"
@@ -33,7 +32,7 @@ var streamPeers = map[string]func(testing.TB) streamtest.Peer{
 }
 
 // checkStreamPair runs the stream cell of an implemented pair.
-func checkStreamPair(t *testing.T, r weir.Route) {
+func checkStreamPair(t *testing.T, r routes.Route) {
 	if !r.Implemented {
 		if r.Reason == "" {
 			t.Errorf("%s → %s is neither implemented nor deferred with a reason", r.Source, r.Destination)

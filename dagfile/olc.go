@@ -740,7 +740,7 @@ func (o *olcParser) materialization(g field, pk, nk []string) {
 	o.c.Materialization = m
 }
 
-// sqlIdent quotes an identifier for DuckDB (as runner/duck.Ident).
+// sqlIdent quotes an identifier for DuckDB (as duck.Ident).
 func sqlIdent(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }

@@ -1,16 +1,9 @@
 package incremental
 
 import (
-	"container/heap"
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
-	"sort"
-	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -18,148 +11,6 @@ import (
 
 	"github.com/weirhq/weir/routes"
 )
-
-// A model task is a consumer group, Kafka-style: its position in each source
-// table is committed into its sink, in the sink's own commit, as the
-// routes.State row keyed by StateKey(task) — in SQL sinks the _weir_state
-// row (dest_table = the sink table, source = "task:<name>"), in Iceberg the
-// snapshot summary and table properties. The position becomes current only
-// when the data does: a run killed before its commit re-reads the same rows.
-//
-// The State of a task's commit:
-//
-//	SourceID   "task:<name>"
-//	Cursor     the cursor column of a single-source task ("" for several)
-//	Watermark  the offset of a single-source task ("" for several)
-//	Position   every source's mark, URL-query encoded and sorted:
-//	           "input=1200&input.rows=1200" or "c=7&o=12"
-//
-// An offset is the text-encoded cursor value up to which rows were
-// consumed, inclusive: an integer or timestamp cursor value for SQL
-// sources, the snapshot sequence number for Iceberg. The empty offset is
-// the start of the table.
-
-// StatePrefix starts the SourceID of every task's state.
-const StatePrefix = "task:"
-
-// StateKey is the routes.State.SourceID under which a task's position is
-// committed into its sink (and loaded back with routes.StateReader).
-func StateKey(task string) string { return StatePrefix + task }
-
-// Mark is a task's committed place in one source.
-type Mark struct {
-	Offset string // consumed through this offset, inclusive; "" = nothing yet
-	Rows   int64  // rows at or below Offset when committed; -1 when not counted
-}
-
-// Marks are a task's places in its sources, by source (view) name.
-type Marks map[string]Mark
-
-// Encode renders the marks as sorted URL query text: "input=12&input.rows=40".
-func (m Marks) Encode() string {
-	q := url.Values{}
-	for name, mk := range m {
-		q.Set(name, mk.Offset)
-		if mk.Rows >= 0 {
-			q.Set(name+".rows", strconv.FormatInt(mk.Rows, 10))
-		}
-	}
-	return q.Encode() // url.Values.Encode sorts by key
-}
-
-// DecodeMarks parses Encode's text.
-func DecodeMarks(s string) (Marks, error) {
-	q, err := url.ParseQuery(s)
-	if err != nil {
-		return nil, fmt.Errorf("decode offsets %q: %w", s, err)
-	}
-	m := Marks{}
-	for k, v := range q {
-		if !strings.HasSuffix(k, ".rows") && len(v) > 0 {
-			m[k] = Mark{Offset: v[0], Rows: rowsOf(q, k)}
-		}
-	}
-	return m, nil
-}
-
-func rowsOf(q url.Values, name string) int64 {
-	n, err := strconv.ParseInt(q.Get(name+".rows"), 10, 64)
-	if err != nil {
-		return -1
-	}
-	return n
-}
-
-// Names returns the sources of m, sorted.
-func (m Marks) Names() []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// TaskState builds the routes.State a task commits with its data.
-func TaskState(task, cursor string, marks Marks, runID string, rows int64) routes.State {
-	st := routes.State{SourceID: StateKey(task), Position: marks.Encode(), RunID: runID, Rows: rows}
-	if len(marks) == 1 {
-		for _, mk := range marks {
-			st.Cursor, st.Watermark = cursor, mk.Offset
-		}
-	}
-	return st
-}
-
-// LoadMarks reads the marks a task last committed into table; found is
-// false before its first commit.
-func LoadMarks(ctx context.Context, dst routes.Destination, table routes.TableRef, task string) (Marks, bool, error) {
-	sr, ok := routes.As[routes.StateReader](dst)
-	if !ok {
-		return nil, false, fmt.Errorf("%w: the sink keeps no state, so a task cannot keep its offsets there", routes.ErrUnsupported)
-	}
-	st, found, err := sr.LoadState(ctx, table, StateKey(task))
-	if err != nil || !found {
-		return Marks{}, false, err
-	}
-	m, err := DecodeMarks(st.Position)
-	if err != nil {
-		return nil, false, fmt.Errorf("state of task %s in %s: %w", task, table, err)
-	}
-	return m, true, nil
-}
-
-// Start is where a consumer begins when its group has committed nothing:
-// auto.offset.reset.
-type Start struct {
-	Latest bool   // skip history: begin at the source's head
-	Offset string // begin after this offset; "" with !Latest = earliest
-}
-
-// ParseStart parses earliest, latest or an offset.
-func ParseStart(s string) (Start, error) {
-	switch s = strings.TrimSpace(s); s {
-	case "", "earliest":
-		return Start{}, nil
-	case "latest":
-		return Start{Latest: true}, nil
-	}
-	if strings.ContainsAny(s, "\n\r") {
-		return Start{}, routes.BadInput("bad offset %q: use earliest, latest or an offset", s)
-	}
-	return Start{Offset: s}, nil
-}
-
-// String renders the start as ParseStart reads it.
-func (s Start) String() string {
-	switch {
-	case s.Latest:
-		return "latest"
-	case s.Offset == "":
-		return "earliest"
-	}
-	return s.Offset
-}
 
 // SnapshotCursor is the pseudo-column whose values are Iceberg snapshot
 // sequence numbers (the Iceberg route's iceberg.SnapshotCursor).
@@ -292,104 +143,6 @@ func (c *Consumer) Head(ctx context.Context) (string, bool, error) {
 	return head, ok, nil
 }
 
-// Lag is how far a consumer is behind its table's head.
-type Lag struct {
-	Position string `json:"position"`
-	Head     string `json:"head"`
-	Behind   int64  `json:"behind"` // in Unit
-	Unit     string `json:"unit"`   // "rows" (counted, or the row estimate from the start), "offsets" (integer cursor distance), "seconds" (time cursors)
-	Known    bool   `json:"known"`  // false when Behind could not be computed
-}
-
-// The units of a Lag.
-const (
-	UnitRows    = "rows"
-	UnitOffsets = "offsets"
-	UnitSeconds = "seconds"
-)
-
-// Lag compares the position with the head. Where the source counts the
-// rows of a cursor window (routes.RangeCounter: PostgreSQL's count(*),
-// Iceberg's snapshot summaries) it is the rows past the position; else the
-// difference of integer offsets, seconds for time cursors, the table's
-// row estimate from the start of the table.
-func (c *Consumer) Lag(ctx context.Context) (Lag, error) {
-	head, ok, err := c.Head(ctx)
-	if err != nil {
-		return Lag{Position: c.pos, Unit: UnitOffsets, Known: true}, err
-	}
-	if !ok {
-		head = ""
-	}
-	return c.LagTo(ctx, head)
-}
-
-// LagTo is Lag against a head already read ("" for an empty table).
-func (c *Consumer) LagTo(ctx context.Context, head string) (Lag, error) {
-	return CountLag(ctx, c.cfg.Source, c.info, c.cursor, c.pos, head)
-}
-
-// CountLag is how far position is behind head in a table of src: the rows
-// between them where src counts them (routes.RangeCounter), else as
-// LagBetween.
-func CountLag(ctx context.Context, src routes.Source, info *routes.TableInfo, cursor, position, head string) (Lag, error) {
-	l := Lag{Position: position, Head: head, Unit: UnitOffsets, Known: true}
-	if rc, ok := routes.As[routes.RangeCounter](src); ok && cursor != "" {
-		l.Unit = UnitRows
-		if head == "" || Compare(head, position) <= 0 {
-			return l, nil
-		}
-		n, err := rc.CountRange(ctx, info, cursor, position, head)
-		if err == nil {
-			l.Behind = n
-			return l, nil
-		}
-		if !errors.Is(err, routes.ErrUnsupported) {
-			return l, err
-		}
-	}
-	return LagBetween(position, head, info.RowEstimate), nil
-}
-
-// LagBetween compares two offsets of a table as Lag does; estimate is the
-// table's row estimate, used when position is the start of the table.
-func LagBetween(position, head string, estimate int64) Lag {
-	l := Lag{Position: position, Head: head, Unit: "offsets", Known: true}
-	if head == "" || Compare(head, position) <= 0 {
-		return l
-	}
-	return lagBetween(l, estimate)
-}
-
-func lagBetween(l Lag, estimate int64) Lag {
-	h, errH := strconv.ParseInt(l.Head, 10, 64)
-	p, errP := strconv.ParseInt(l.Position, 10, 64)
-	switch {
-	case errH == nil && errP == nil:
-		l.Behind = h - p
-	case l.Position == "" && estimate > 0:
-		l.Behind, l.Unit = estimate, UnitRows
-	case l.Position == "" && errH == nil:
-		l.Behind = h
-	default:
-		ht, okH := parseTime(l.Head)
-		pt, okP := parseTime(l.Position)
-		l.Behind, l.Unit, l.Known = int64(ht.Sub(pt).Seconds()), UnitSeconds, okH && okP
-	}
-	return l
-}
-
-var timeLayouts = []string{"2006-01-02 15:04:05.999999-07", "2006-01-02 15:04:05.999999", "2006-01-02"}
-
-func parseTime(s string) (time.Time, bool) {
-	for _, layout := range timeLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
 // Batch is what one Poll read: the rows with From < cursor <= To.
 type Batch struct {
 	Source    string        // the source's name in the task
@@ -425,7 +178,9 @@ type PollOptions struct {
 // Commit. An empty table or nothing new is an Empty batch whose stream
 // has the table's schema and no rows.
 func (c *Consumer) Poll(ctx context.Context, opts PollOptions) (*Batch, error) {
-	routes.Checkpoint("poll")
+	if err := routes.Checkpoint("poll"); err != nil {
+		return nil, err
+	}
 	b := &Batch{Source: c.cfg.Name, From: c.pos, To: c.pos, Base: -1}
 	if c.cursor == SnapshotCursor && c.pos == "" && opts.Until == "" {
 		return c.pollSnapshot(ctx, b)
@@ -493,7 +248,7 @@ func (c *Consumer) pollSnapshot(ctx context.Context, b *Batch) (*Batch, error) {
 			b.Stream, err = emptyStream(c.info.Schema(), nil)
 			return b, err
 		}
-		b.Stream, err = newChain(ctx, c.cfg.Source, ranges, routes.ReadOptions{ChunkBytes: c.cfg.Budget.ChunkBytes, Allocator: c.cfg.Allocator})
+		b.Stream, err = routes.NewSerial(ctx, c.cfg.Source, ranges, routes.ReadOptions{ChunkBytes: c.cfg.Budget.ChunkBytes, Allocator: c.cfg.Allocator})
 		return b, err
 	}
 	return nil, fmt.Errorf("%s kept changing while its snapshot was planned; retry", c.info.Ref)
@@ -540,7 +295,7 @@ func (c *Consumer) open(ctx context.Context, from, to string, cols []string) (ro
 	}
 	ro := routes.ReadOptions{Columns: cols, Cursor: c.cursor, After: from, Until: to,
 		ChunkBytes: c.cfg.Budget.ChunkBytes, Allocator: c.cfg.Allocator}
-	return newChain(ctx, c.cfg.Source, ranges, ro)
+	return routes.NewSerial(ctx, c.cfg.Source, ranges, ro)
 }
 
 // ReadTable reads a whole table as one stream, the plan's ranges one after
@@ -550,13 +305,13 @@ func ReadTable(ctx context.Context, src routes.Source, info *routes.TableInfo, b
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", info.Ref, err)
 	}
-	return newChain(ctx, src, ranges, routes.ReadOptions{ChunkBytes: budget.ChunkBytes, Allocator: mem})
+	return routes.NewSerial(ctx, src, ranges, routes.ReadOptions{ChunkBytes: budget.ChunkBytes, Allocator: mem})
 }
 
 // StreamRows returns the rows a stream from Poll or ReadTable delivered.
 func StreamRows(s routes.Stream) int64 {
-	if cs, ok := s.(*chainStream); ok {
-		return cs.rows.Load()
+	if cs, ok := s.(*routes.Serial); ok {
+		return cs.Rows()
 	}
 	return 0
 }
@@ -576,9 +331,7 @@ func emptyStream(schema *arrow.Schema, cols []string) (routes.Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("empty stream: %w", err)
 	}
-	s := &chainStream{ctx: context.Background(), cur: r, schema: schema}
-	s.refs.Store(1)
-	return s, nil
+	return r, nil
 }
 
 // RowsThrough counts the rows whose cursor is at or below offset, by
@@ -599,198 +352,3 @@ func (c *Consumer) RowsThrough(ctx context.Context, offset string) (int64, error
 	}
 	return n, s.Err()
 }
-
-// bound returns the offset that ends a batch of at most maxRows rows past
-// the position (rows tying on it all included), or head.
-func (c *Consumer) bound(ctx context.Context, head string, maxRows int64) (string, error) {
-	if maxRows <= 0 {
-		return head, nil
-	}
-	s, err := c.open(ctx, c.pos, head, []string{c.cursor})
-	if err != nil {
-		return "", err
-	}
-	defer s.Release()
-	h := &int64Heap{}
-	var format func(int64) string
-	var n int64
-	for s.Next() {
-		col := s.RecordBatch().Column(0)
-		if format == nil {
-			if format, err = cursorFormat(col.DataType()); err != nil {
-				return "", fmt.Errorf("max_batch_rows on %s.%s: %w", c.info.Ref, c.cursor, err)
-			}
-		}
-		n += int64(col.Len())
-		pushSmallest(h, col, maxRows)
-	}
-	if err := s.Err(); err != nil {
-		return "", err
-	}
-	if n <= maxRows || h.Len() == 0 {
-		return head, nil
-	}
-	return format((*h)[0]), nil
-}
-
-// pushSmallest keeps the maxRows smallest cursor values of col in h.
-func pushSmallest(h *int64Heap, col arrow.Array, maxRows int64) {
-	for i := 0; i < col.Len(); i++ {
-		if col.IsNull(i) {
-			continue
-		}
-		v := int64Value(col, i)
-		switch {
-		case int64(h.Len()) < maxRows:
-			heap.Push(h, v)
-		case v < (*h)[0]:
-			(*h)[0] = v
-			heap.Fix(h, 0)
-		}
-	}
-}
-
-// int64Heap is a max-heap.
-type int64Heap []int64
-
-func (h int64Heap) Len() int           { return len(h) }
-func (h int64Heap) Less(i, j int) bool { return h[i] > h[j] }
-func (h int64Heap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *int64Heap) Push(x any)        { *h = append(*h, x.(int64)) }
-func (h *int64Heap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-func int64Value(col arrow.Array, i int) int64 {
-	switch a := col.(type) {
-	case *array.Int8:
-		return int64(a.Value(i))
-	case *array.Int16:
-		return int64(a.Value(i))
-	case *array.Int32:
-		return int64(a.Value(i))
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Uint8:
-		return int64(a.Value(i))
-	case *array.Uint16:
-		return int64(a.Value(i))
-	case *array.Uint32:
-		return int64(a.Value(i))
-	case *array.Timestamp:
-		return int64(a.Value(i))
-	case *array.Date32:
-		return int64(a.Value(i))
-	}
-	return 0
-}
-
-// cursorFormat renders a cursor value the way sources encode offsets:
-// integers in decimal, times as "2006-01-02 15:04:05.000000" in UTC (with
-// "+00" when zoned), dates as "2006-01-02".
-func cursorFormat(t arrow.DataType) (func(int64) string, error) {
-	switch t := t.(type) {
-	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type,
-		*arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type:
-		return func(v int64) string { return strconv.FormatInt(v, 10) }, nil
-	case *arrow.TimestampType:
-		zone := ""
-		if t.TimeZone != "" {
-			zone = "+00"
-		}
-		return func(v int64) string {
-			return arrow.Timestamp(v).ToTime(t.Unit).UTC().Format("2006-01-02 15:04:05.000000") + zone
-		}, nil
-	case *arrow.Date32Type:
-		return func(v int64) string { return arrow.Date32(v).ToTime().Format("2006-01-02") }, nil
-	}
-	return nil, fmt.Errorf("%w: a batch bound needs an integer, timestamp or date cursor, not %s", routes.ErrUnsupported, t)
-}
-
-// chainStream reads ranges one after another as one stream, opening each
-// only when the previous one ends, and counts the rows it delivers.
-type chainStream struct {
-	ctx    context.Context
-	src    routes.Source
-	ranges []routes.Range
-	opts   routes.ReadOptions
-	cur    routes.Stream
-	schema *arrow.Schema
-	refs   atomic.Int64
-	rows   atomic.Int64
-	err    error
-}
-
-func newChain(ctx context.Context, src routes.Source, ranges []routes.Range, opts routes.ReadOptions) (*chainStream, error) {
-	if len(ranges) == 0 {
-		return nil, fmt.Errorf("plan returned no range")
-	}
-	s := &chainStream{ctx: ctx, src: src, ranges: ranges, opts: opts}
-	s.refs.Store(1)
-	if err := s.openNext(); err != nil {
-		return nil, err
-	}
-	s.schema = s.cur.Schema()
-	return s, nil
-}
-
-func (s *chainStream) openNext() error {
-	r := s.ranges[0]
-	s.ranges = s.ranges[1:]
-	st, err := s.src.Read(s.ctx, r, s.opts)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", r.Label, err)
-	}
-	s.cur = st
-	return nil
-}
-
-func (s *chainStream) Schema() *arrow.Schema { return s.schema }
-func (s *chainStream) Retain()               { s.refs.Add(1) }
-
-// Release frees the open range's stream at the last reference.
-func (s *chainStream) Release() {
-	if s.refs.Add(-1) == 0 && s.cur != nil {
-		s.cur.Release()
-		s.cur = nil
-	}
-}
-
-// Next moves to the next batch, across ranges.
-func (s *chainStream) Next() bool {
-	for s.cur != nil && s.err == nil {
-		if s.cur.Next() {
-			s.rows.Add(s.cur.RecordBatch().NumRows())
-			return true
-		}
-		if s.err = s.cur.Err(); s.err != nil || len(s.ranges) == 0 {
-			return false
-		}
-		s.cur.Release()
-		s.cur = nil
-		s.err = s.openNext()
-	}
-	return false
-}
-
-func (s *chainStream) RecordBatch() arrow.RecordBatch {
-	if s.cur == nil {
-		return nil
-	}
-	return s.cur.RecordBatch()
-}
-
-// Record is the deprecated name of RecordBatch.
-func (s *chainStream) Record() arrow.RecordBatch { return s.RecordBatch() }
-
-func (s *chainStream) Err() error {
-	if s.err == nil && s.ctx.Err() != nil {
-		return s.ctx.Err()
-	}
-	return s.err
-}
-
-var _ routes.Stream = (*chainStream)(nil)

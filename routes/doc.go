@@ -6,7 +6,7 @@
 // Adapters (routes/postgres, routes/mysql, …) register themselves by URL scheme
 // in init with RegisterScheme, like database/sql drivers, saying whether the
 // scheme opens as a source, a destination and which modes it takes: the
-// routes matrix (weir.Matrix, `weir routes`, docs/routes.md) is derived from
+// routes matrix (routes.Matrix, `weir routes`, docs/routes.md) is derived from
 // that, and the matrix test fails for a scheme without a fixture. Adapters
 // never import each other. Optional
 // capabilities (NativeStream, NativeWriter, StateReader) are separate

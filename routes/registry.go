@@ -25,7 +25,7 @@ var (
 )
 
 // SchemeInfo describes a registered scheme: the roles its endpoints take
-// and the destination modes they accept. The routes matrix (weir.Matrix,
+// and the destination modes they accept. The routes matrix (routes.Matrix,
 // `weir routes`, docs/routes.md) is derived from it.
 type SchemeInfo struct {
 	Name        string

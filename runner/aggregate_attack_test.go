@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // attackRows is a model SQL whose rows have two customers in one group, a

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 const aggYAML = `  inc:

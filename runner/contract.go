@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // A contract is checked in DuckDB over the model's output batch (or a

@@ -15,9 +15,9 @@ import (
 	"testing"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // parseContract decodes an inline contract (YAML, indented for a task's

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/weirhq/weir/dagfile"
-	"github.com/weirhq/weir/runner/duck"
+	"github.com/weirhq/weir/duck"
 )
 
 // noteContract adds one checked batch (_weir_checked, checked by plan) to

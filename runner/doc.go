@@ -8,7 +8,7 @@
 // A model task is a Kafka-style consumer group over its source tables
 // (incremental.Consumer): each run polls what is past the offsets the task
 // committed into its sink, registers each batch in embedded DuckDB (package
-// runner/duck) as a view — input, or the names of sources: — runs the SQL,
+// duck) as a view — input, or the names of sources: — runs the SQL,
 // checks the contract (bad rows to <sink>__quarantine), and writes the
 // result to the sink through the sink's Stage, whose Commit saves the new
 // offsets in the same atomic step as the rows. Batches stay Arrow all the

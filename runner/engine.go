@@ -3,7 +3,7 @@ package runner
 import (
 	"context"
 
-	"github.com/weirhq/weir/runner/duck"
+	"github.com/weirhq/weir/duck"
 )
 
 // Starting DuckDB takes a tenth of a second or more (seconds on a loaded

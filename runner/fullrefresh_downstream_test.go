@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weirhq/weir/runner/duck"
+	"github.com/weirhq/weir/duck"
 )
 
 // TestFullRefresh_WarnsDownstream: a full refresh of a model whose sink an

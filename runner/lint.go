@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes/stream"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // LintStreams checks the shape of the stream source URLs written out in

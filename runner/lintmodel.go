@@ -12,8 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes/iceberg"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // LintModels parses every model's SQL in DuckDB (a syntax error is

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // unmatched counts, per lookup declared with on_missing: hold, the rows of

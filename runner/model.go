@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // QuarantineSuffix names the table a model's bad rows go to: <sink>__quarantine.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/weirhq/weir/dagfile"
-	"github.com/weirhq/weir/runner/duck"
+	"github.com/weirhq/weir/duck"
 )
 
 // OLC transformations (dagfile.Transform) compile to DuckDB SQL, one

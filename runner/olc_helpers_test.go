@@ -5,7 +5,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/weirhq/weir/runner/duck"
+	"github.com/weirhq/weir/duck"
 )
 
 // jsonRows renders the rows of q as canonical JSON (keys sorted, numbers

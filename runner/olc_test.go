@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // olcRun checks the JSON lines input against the OLC contract text through

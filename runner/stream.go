@@ -10,10 +10,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/stream"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // A stream task (docs/streams.md) reads events from a stream source in
@@ -246,7 +246,9 @@ func (run *streamRun) collect(ctx context.Context) ([]stream.Event, error) {
 		}
 		events = append(events, ev)
 	}
-	routes.Checkpoint("poll")
+	if err := routes.Checkpoint("poll"); err != nil {
+		return events, fmt.Errorf("stream %s: %w", run.t.Name, err)
+	}
 	return events, nil
 }
 
@@ -283,7 +285,9 @@ func (run *streamRun) commitLoaded(ctx context.Context, cursor string, n int64) 
 		return err
 	}
 	run.cursor, run.found = cursor, true
-	routes.Checkpoint(sourceCommitPhase)
+	if err := routes.Checkpoint(sourceCommitPhase); err != nil {
+		return fmt.Errorf("stream %s: the sink committed, the source did not (the batch is replayed on restart): %w", run.t.Name, err)
+	}
 	if err := run.src.Commit(ctx, cursor); err != nil {
 		return fmt.Errorf("stream %s: the sink committed, the source did not (the batch is replayed on restart): %w", run.t.Name, err)
 	}
@@ -474,7 +478,9 @@ func (run *streamRun) commit(ctx context.Context, p *pending, cursor, phase stri
 	}
 	err := run.checkOwner(ctx)
 	if err == nil {
-		routes.Checkpoint(phase)
+		err = routes.Checkpoint(phase)
+	}
+	if err == nil {
 		if p.with != nil {
 			err = p.stage.(routes.JointStage).CommitWith(ctx, state(p.n), p.with.stage, state(p.with.n))
 		} else {

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/stream"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // A stream task with table: reads a SQL table in keyset chunks
@@ -53,7 +53,10 @@ func (run *streamRun) chunkLoop(ctx context.Context, cs stream.ChunkSource) erro
 			run.dropTemp(context.WithoutCancel(ctx))
 			return fmt.Errorf("stream %s: %w", run.t.Name, err)
 		}
-		routes.Checkpoint("poll")
+		if err := routes.Checkpoint("poll"); err != nil {
+			run.dropTemp(context.WithoutCancel(ctx))
+			return fmt.Errorf("stream %s: %w", run.t.Name, err)
+		}
 		if n < 0 {
 			if run.s.Trigger != "continuous" {
 				return nil

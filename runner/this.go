@@ -10,9 +10,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weirhq/weir/dagfile"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // loadThis gives a model whose SQL reads the view this (dagfile.ThisView)

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // TestTPCH_IncrementalAggregates runs examples/tpch: lineitem from DuckDB's

@@ -14,5 +14,5 @@ export WEIR_TEST_BIGQUERY="${WEIR_TEST_BIGQUERY:-bigquery://test-project/weir_te
 # An SQS server speaking the JSON protocol (fauxqs, scripts/services.sh).
 export WEIR_TEST_SQS="${WEIR_TEST_SQS:-http://127.0.0.1:19324}"
 
-# No build tag is needed: runner/duck calls DuckDB's C Arrow functions itself
+# No build tag is needed: duck calls DuckDB's C Arrow functions itself
 # (docs/architecture.md). Models need cgo, Go's default with a C compiler.

@@ -16,12 +16,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
 	_ "github.com/weirhq/weir/routes/iceberg"  // iceberg:// destinations
 	_ "github.com/weirhq/weir/routes/mysql"    // Rows of a MySQL source
 	_ "github.com/weirhq/weir/routes/objstore" // file:// destinations
 	_ "github.com/weirhq/weir/routes/postgres"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // openIceberg makes the test's Iceberg catalog: an embedded SQLite catalog
@@ -45,48 +45,15 @@ func (d *DB) openIceberg(t *testing.T) {
 // list fails the test (no silent fallback).
 func (d *DB) Rows(t testing.TB, ctx context.Context, table string, cols []string) []string {
 	t.Helper()
-	src, err := routes.OpenSource(ctx, d.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	info, err := src.Probe(ctx, d.Ref(table))
-	if err != nil {
-		t.Fatalf("probe %s: %v", table, err)
-	}
-	ranges, err := src.Plan(ctx, info, routes.PlanOptions{Pipes: 1})
-	if err != nil {
-		t.Fatalf("plan %s: %v", table, err)
-	}
 	var out []string
-	for _, r := range ranges {
-		out = append(out, readRange(t, ctx, src, r, cols)...)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func readRange(t testing.TB, ctx context.Context, src routes.Source, r routes.Range, cols []string) []string {
-	t.Helper()
-	s, err := src.Read(ctx, r, routes.ReadOptions{Columns: cols})
-	if err != nil {
-		t.Fatalf("read %s: %v", r.Table.Ref, err)
-	}
-	defer s.Release()
-	var out []string
-	for s.Next() {
-		rec := s.RecordBatch()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			cells := make([]string, rec.NumCols())
-			for c := range cells {
-				cells[c] = canonical(t, rec.Column(c), i)
-			}
-			out = append(out, strings.Join(cells, "|"))
+	d.scan(t, ctx, table, cols, func(*routes.TableInfo) {}, func(rec arrow.RecordBatch, i int) {
+		cells := make([]string, rec.NumCols())
+		for c := range cells {
+			cells[c] = canonical(t, rec.Column(c), i)
 		}
-	}
-	if err := s.Err(); err != nil {
-		t.Fatalf("read %s: %v", r.Table.Ref, err)
-	}
+		out = append(out, strings.Join(cells, "|"))
+	})
+	sort.Strings(out)
 	return out
 }
 

@@ -72,6 +72,41 @@ func (c Case) Insert() string {
 // Rows) and the columns' Arrow types.
 func (d *DB) Cells(t testing.TB, ctx context.Context, table, key string, cols []string) (map[string][]string, []arrow.DataType) {
 	t.Helper()
+	var types []arrow.DataType
+	out := map[string][]string{}
+	d.scan(t, ctx, table, append([]string{key}, cols...), func(info *routes.TableInfo) {
+		for _, c := range cols {
+			col, ok := info.Column(c)
+			if !ok {
+				t.Fatalf("%s has no column %s", table, c)
+			}
+			types = append(types, col.Type)
+		}
+	}, func(rec arrow.RecordBatch, i int) {
+		cells := make([]string, rec.NumCols())
+		for c := range cells {
+			cells[c] = Null
+			if !rec.Column(c).IsNull(i) {
+				cells[c] = canonical(t, rec.Column(c), i)
+			}
+		}
+		if _, dup := out[cells[0]]; dup {
+			t.Errorf("%s: two rows with %s = %s", table, key, cells[0])
+		}
+		out[cells[0]] = cells[1:]
+	})
+	return out, types
+}
+
+// Null is a NULL cell of Cells: no text a string column holds ('\N' is
+// a string).
+const Null = "\x00NULL"
+
+// scan reads columns cols of a table through its route: open, probe
+// (probed sees the table before a row is read), plan one pipe, and row
+// for each row of each range.
+func (d *DB) scan(t testing.TB, ctx context.Context, table string, cols []string, probed func(*routes.TableInfo), row func(rec arrow.RecordBatch, i int)) {
+	t.Helper()
 	src, err := routes.OpenSource(ctx, d.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -81,57 +116,32 @@ func (d *DB) Cells(t testing.TB, ctx context.Context, table, key string, cols []
 	if err != nil {
 		t.Fatalf("probe %s: %v", table, err)
 	}
-	all := append([]string{key}, cols...)
-	types := make([]arrow.DataType, len(cols))
-	for i, c := range cols {
-		col, ok := info.Column(c)
-		if !ok {
-			t.Fatalf("%s has no column %s", table, c)
-		}
-		types[i] = col.Type
-	}
-	out := map[string][]string{}
-	for _, r := range d.plan(t, ctx, src, info) {
-		s, err := src.Read(ctx, r, routes.ReadOptions{Columns: all})
-		if err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		for s.Next() {
-			rec := s.RecordBatch()
-			for i := 0; i < int(rec.NumRows()); i++ {
-				cells := make([]string, rec.NumCols())
-				for c := range cells {
-					cells[c] = Null
-					if !rec.Column(c).IsNull(i) {
-						cells[c] = canonical(t, rec.Column(c), i)
-					}
-				}
-				if _, dup := out[cells[0]]; dup {
-					t.Errorf("%s: two rows with %s = %s", table, key, cells[0])
-				}
-				out[cells[0]] = cells[1:]
-			}
-		}
-		err = s.Err()
-		s.Release()
-		if err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-	}
-	return out, types
-}
-
-// Null is a NULL cell of Cells: no text a string column holds ('\N' is
-// a string).
-const Null = "\x00NULL"
-
-func (d *DB) plan(t testing.TB, ctx context.Context, src routes.Source, info *routes.TableInfo) []routes.Range {
-	t.Helper()
+	probed(info)
 	ranges, err := src.Plan(ctx, info, routes.PlanOptions{Pipes: 1})
 	if err != nil {
 		t.Fatalf("plan %s: %v", info.Ref, err)
 	}
-	return ranges
+	for _, r := range ranges {
+		readRange(t, ctx, src, r, cols, row)
+	}
+}
+
+func readRange(t testing.TB, ctx context.Context, src routes.Source, r routes.Range, cols []string, row func(rec arrow.RecordBatch, i int)) {
+	t.Helper()
+	s, err := src.Read(ctx, r, routes.ReadOptions{Columns: cols})
+	if err != nil {
+		t.Fatalf("read %s: %v", r.Table.Ref, err)
+	}
+	defer s.Release()
+	for s.Next() {
+		rec := s.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			row(rec, i)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("read %s: %v", r.Table.Ref, err)
+	}
 }
 
 // Compare checks columns cols of table in dst against want (id → each

@@ -2,5 +2,5 @@
 
 package main
 
-// withEngine: a build without cgo has no DuckDB (runner/duck's stub).
+// withEngine: a build without cgo has no DuckDB (duck's stub).
 const withEngine = false

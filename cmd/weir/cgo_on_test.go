@@ -2,5 +2,5 @@
 
 package main
 
-// withEngine: a cgo build links DuckDB (runner/duck), whatever the tags.
+// withEngine: a cgo build links DuckDB (duck), whatever the tags.
 const withEngine = true

@@ -10,8 +10,8 @@ import (
 
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/cdc/cdctest"
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes/routestest"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // TestTransferCmd_LogBasedIceberg: `weir transfer mysql://… iceberg://…

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirhq/weir"
 	"github.com/weirhq/weir/routes"
 )
 
@@ -22,13 +21,13 @@ func newRoutesCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return json.NewEncoder(out).Encode(weir.Matrix())
+				return json.NewEncoder(out).Encode(routes.Matrix())
 			}
 			fmt.Fprintf(out, "table schemes (transfer, dagfile connections): %s\n", strings.Join(routes.Schemes(), " "))
 			fmt.Fprintf(out, "stream schemes (dagfile stream tasks): %s\n\n", strings.Join(routes.StreamSchemes(), " "))
 			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "SOURCE\tDESTINATION\tSTATUS")
-			for _, r := range weir.Matrix() {
+			for _, r := range routes.Matrix() {
 				if r.Implemented {
 					fmt.Fprintf(w, "%s\t%s\timplemented\n", r.Source, r.Destination)
 				} else if all {

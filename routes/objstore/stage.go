@@ -158,7 +158,9 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	if err != nil {
 		return err
 	}
-	routes.Checkpoint("publish-files")
+	if err := routes.Checkpoint("publish-files"); err != nil {
+		return err
+	}
 	if err := st.publishFiles(ctx); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/weirhq/weir/runner/duck"
+	"github.com/weirhq/weir/duck"
 )
 
 func main() {

@@ -1,19 +1,17 @@
-package weir
+package routes
 
 import (
 	"slices"
 	"sort"
-
-	"github.com/weirhq/weir/routes"
 )
 
 // The routes matrix (docs/architecture.md): every source crossed with every
-// destination is either implemented (and exercised by
+// destination is either implemented (and exercised by the root package's
 // routes_matrix_test.go, which moves rows through it) or deferred with a
-// reason. The registered schemes (routes.RegisterScheme; a program imports
+// reason. The registered schemes (RegisterScheme; a program imports
 // github.com/weirhq/weir/routes/all) say which sources and destinations
 // exist: any registered source transfers into any registered destination
-// through routes.Copy. Planned sources not built yet, and stream sources
+// through Copy. Planned sources not built yet, and stream sources
 // (landed by stream tasks), are listed here. `weir routes` prints the
 // matrix; docs/routes.md is rendered from it.
 var unbuiltSources = []string{"gsheets", "github", "github+api"}
@@ -74,8 +72,8 @@ func Matrix() []Route {
 // Registered returns the registered schemes that open as sources and as
 // destinations, sorted, without aliases (postgresql, iceberg+rest, …).
 func Registered() (sources, destinations []string) {
-	for _, name := range routes.Schemes() {
-		info, ok := routes.Describe(name)
+	for _, name := range Schemes() {
+		info, ok := Describe(name)
 		if !ok || info.AliasOf != "" {
 			continue
 		}

@@ -144,11 +144,11 @@ func connHandle(dc any) (handle, error) {
 	}
 	f := reflect.ValueOf(c).Elem().FieldByName("conn")
 	if f.Kind() != reflect.Struct {
-		return nil, errors.New("duckdb: duckdb-go's Conn has no conn field (its layout changed; see runner/duck/bridge.go)")
+		return nil, errors.New("duckdb: duckdb-go's Conn has no conn field (its layout changed; see duck/bridge.go)")
 	}
 	p := f.FieldByName("Ptr")
 	if p.Kind() != reflect.UnsafePointer || p.UnsafePointer() == nil {
-		return nil, errors.New("duckdb: duckdb-go's Conn.conn has no Ptr (its layout changed; see runner/duck/bridge.go)")
+		return nil, errors.New("duckdb: duckdb-go's Conn.conn has no Ptr (its layout changed; see duck/bridge.go)")
 	}
 	return handle(p.UnsafePointer()), nil
 }

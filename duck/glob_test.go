@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/objstore"
 	"github.com/weirhq/weir/routes/objstore/objstoretest"
 	"github.com/weirhq/weir/routes/routestest"
-	"github.com/weirhq/weir/runner/duck"
 )
 
 // A weir table on file://, S3 and GCS, read by DuckDB's own Parquet

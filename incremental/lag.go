@@ -1,0 +1,108 @@
+package incremental
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/weirhq/weir/routes"
+)
+
+// Lag is how far a consumer is behind its table's head.
+type Lag struct {
+	Position string `json:"position"`
+	Head     string `json:"head"`
+	Behind   int64  `json:"behind"` // in Unit
+	Unit     string `json:"unit"`   // "rows" (counted, or the row estimate from the start), "offsets" (integer cursor distance), "seconds" (time cursors)
+	Known    bool   `json:"known"`  // false when Behind could not be computed
+}
+
+// The units of a Lag.
+const (
+	UnitRows    = "rows"
+	UnitOffsets = "offsets"
+	UnitSeconds = "seconds"
+)
+
+// Lag compares the position with the head. Where the source counts the
+// rows of a cursor window (routes.RangeCounter: PostgreSQL's count(*),
+// Iceberg's snapshot summaries) it is the rows past the position; else the
+// difference of integer offsets, seconds for time cursors, the table's
+// row estimate from the start of the table.
+func (c *Consumer) Lag(ctx context.Context) (Lag, error) {
+	head, ok, err := c.Head(ctx)
+	if err != nil {
+		return Lag{Position: c.pos, Unit: UnitOffsets, Known: true}, err
+	}
+	if !ok {
+		head = ""
+	}
+	return c.LagTo(ctx, head)
+}
+
+// LagTo is Lag against a head already read ("" for an empty table).
+func (c *Consumer) LagTo(ctx context.Context, head string) (Lag, error) {
+	return CountLag(ctx, c.cfg.Source, c.info, c.cursor, c.pos, head)
+}
+
+// CountLag is how far position is behind head in a table of src: the rows
+// between them where src counts them (routes.RangeCounter), else as
+// LagBetween.
+func CountLag(ctx context.Context, src routes.Source, info *routes.TableInfo, cursor, position, head string) (Lag, error) {
+	l := Lag{Position: position, Head: head, Unit: UnitOffsets, Known: true}
+	if rc, ok := routes.As[routes.RangeCounter](src); ok && cursor != "" {
+		l.Unit = UnitRows
+		if head == "" || Compare(head, position) <= 0 {
+			return l, nil
+		}
+		n, err := rc.CountRange(ctx, info, cursor, position, head)
+		if err == nil {
+			l.Behind = n
+			return l, nil
+		}
+		if !errors.Is(err, routes.ErrUnsupported) {
+			return l, err
+		}
+	}
+	return LagBetween(position, head, info.RowEstimate), nil
+}
+
+// LagBetween compares two offsets of a table as Lag does; estimate is the
+// table's row estimate, used when position is the start of the table.
+func LagBetween(position, head string, estimate int64) Lag {
+	l := Lag{Position: position, Head: head, Unit: "offsets", Known: true}
+	if head == "" || Compare(head, position) <= 0 {
+		return l
+	}
+	return lagBetween(l, estimate)
+}
+
+func lagBetween(l Lag, estimate int64) Lag {
+	h, errH := strconv.ParseInt(l.Head, 10, 64)
+	p, errP := strconv.ParseInt(l.Position, 10, 64)
+	switch {
+	case errH == nil && errP == nil:
+		l.Behind = h - p
+	case l.Position == "" && estimate > 0:
+		l.Behind, l.Unit = estimate, UnitRows
+	case l.Position == "" && errH == nil:
+		l.Behind = h
+	default:
+		ht, okH := parseTime(l.Head)
+		pt, okP := parseTime(l.Position)
+		l.Behind, l.Unit, l.Known = int64(ht.Sub(pt).Seconds()), UnitSeconds, okH && okP
+	}
+	return l
+}
+
+var timeLayouts = []string{"2006-01-02 15:04:05.999999-07", "2006-01-02 15:04:05.999999", "2006-01-02"}
+
+func parseTime(s string) (time.Time, bool) {
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
