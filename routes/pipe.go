@@ -155,7 +155,7 @@ func notItself(ctx context.Context, src Source, dst Destination, info *TableInfo
 		}
 		// A server that cannot say who it is: compare the URLs below.
 	}
-	ds, ok := As[Source](dst)
+	ds, ok := As[Prober](dst)
 	if !ok {
 		return nil
 	}

@@ -152,7 +152,7 @@ func (run *modelRun) nothingNew() bool {
 		if !ok || in.c == nil || in.b.To != mk.Offset {
 			return false
 		}
-		if run.mode == routes.ModeReplace && in.c.Cursor() != incremental.SnapshotCursor {
+		if run.mode == routes.ModeReplace && in.c.Cursor() != routes.SnapshotCursor {
 			return false
 		}
 	}
