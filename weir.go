@@ -81,7 +81,7 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 	if err != nil {
 		return nil, err
 	}
-	s, d, err := openPair(ctx, src, dst)
+	s, d, err := incremental.OpenPair(ctx, src, dst)
 	if err != nil {
 		return nil, err
 	}
@@ -95,8 +95,9 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 	rep := &Report{RunID: runID(opts), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: mode, Parallel: budget.Parallel, ChunkBytes: budget.ChunkBytes}
 	var errs []error
 	for _, t := range tables {
-		spec := copySpec(s, d, t, opts, n, mode, budget, rep.RunID)
-		res, err := routes.Copy(ctx, s, d, spec)
+		spec := routes.CopySpec{Table: t, DestTable: n.destTable, DestSchema: n.destSchema, Mode: mode, Budget: budget, RunID: rep.RunID,
+			Key: opts.PrimaryKey, NoPassthrough: opts.NoPassthrough, Progress: opts.Progress}
+		res, _, err := incremental.Copy(ctx, s, d, spec, opts.Cursor)
 		rep.add(res, err)
 		if err != nil {
 			errs = append(errs, tableErr(t, err))
@@ -107,19 +108,6 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 	}
 	rep.ElapsedMS = time.Since(start).Milliseconds()
 	return rep, errors.Join(errs...)
-}
-
-func openPair(ctx context.Context, src, dst string) (routes.Source, routes.Destination, error) {
-	s, err := routes.OpenSource(ctx, src)
-	if err != nil {
-		return nil, nil, fmt.Errorf("source: %w", err)
-	}
-	d, err := routes.OpenDestination(ctx, dst)
-	if err != nil {
-		s.Close()
-		return nil, nil, fmt.Errorf("destination: %w", err)
-	}
-	return s, d, nil
 }
 
 // names are a transfer's table and schema names, each parsed once by
@@ -180,14 +168,6 @@ func sourceTables(ctx context.Context, s routes.Source, n names) ([]routes.Table
 		return nil, routes.BadInput("--dest-table names one table, but %d are being transferred; use --dest-schema", len(out))
 	}
 	return out, nil
-}
-
-func copySpec(s routes.Source, d routes.Destination, t routes.TableRef, opts TransferOptions, n names, mode routes.Mode, b routes.Budget, runID string) routes.CopySpec {
-	spec := routes.CopySpec{Table: t, DestTable: n.destTable, DestSchema: n.destSchema, Mode: mode, Budget: b, RunID: runID, Key: opts.PrimaryKey, NoPassthrough: opts.NoPassthrough, Progress: opts.Progress}
-	if mode == routes.ModeAppend || mode == routes.ModeMerge {
-		spec.Window = incremental.Watermark(s, d, opts.Cursor)
-	}
-	return spec
 }
 
 func (r *Report) add(res routes.CopyResult, err error) {

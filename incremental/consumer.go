@@ -12,9 +12,6 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// SnapshotCursor is the pseudo-column whose values are Iceberg snapshot
-// sequence numbers (the Iceberg route's iceberg.SnapshotCursor).
-const SnapshotCursor = "_weir_snapshot"
 
 // Config sets up one consumer: one source table of one task.
 type Config struct {
@@ -68,7 +65,7 @@ func consumerCursor(info *routes.TableInfo, cursor string) (string, error) {
 	switch {
 	case cursor != "":
 	case strings.HasPrefix(info.Scheme, "iceberg"):
-		return SnapshotCursor, nil
+		return routes.SnapshotCursor, nil
 	case len(info.PrimaryKey) == 1:
 		cursor = info.PrimaryKey[0]
 	default:
@@ -100,7 +97,7 @@ func (c *Consumer) place(ctx context.Context) error {
 // past no offset, so no batch would ever read it. An incremental run calls
 // it once; status and reset do not.
 func (c *Consumer) NoNullCursor(ctx context.Context) error {
-	if c.cursor == SnapshotCursor {
+	if c.cursor == routes.SnapshotCursor {
 		return nil
 	}
 	return noNullCursor(ctx, c.cfg.Source, c.info, c.cursor)
@@ -182,7 +179,7 @@ func (c *Consumer) Poll(ctx context.Context, opts PollOptions) (*Batch, error) {
 		return nil, err
 	}
 	b := &Batch{Source: c.cfg.Name, From: c.pos, To: c.pos, Base: -1}
-	if c.cursor == SnapshotCursor && c.pos == "" && opts.Until == "" {
+	if c.cursor == routes.SnapshotCursor && c.pos == "" && opts.Until == "" {
 		return c.pollSnapshot(ctx, b)
 	}
 	head, ok, err := c.Head(ctx)

@@ -114,7 +114,7 @@ func savedWatermark(ctx context.Context, dst routes.Destination, dest routes.Tab
 // state row stayed (dropped by hand): resuming from the saved watermark
 // would recreate it with only the rows past it.
 func destDropped(ctx context.Context, dst routes.Destination, dest routes.TableRef) bool {
-	ds, ok := routes.As[routes.Source](dst)
+	ds, ok := routes.As[routes.Prober](dst)
 	if !ok {
 		return false
 	}
@@ -124,9 +124,11 @@ func destDropped(ctx context.Context, dst routes.Destination, dest routes.TableR
 
 // destWatermark bootstraps a watermark from the rows already in the
 // destination (loaded by a replace, or by another tool): its cursor's
-// maximum. A destination table that does not exist yet starts from zero.
+// maximum (a routes.Prober and CursorSource: the destination is not
+// opened as a Source). A destination table that does not exist yet starts
+// from zero.
 func destWatermark(ctx context.Context, dst routes.Destination, dest routes.TableRef, col string) (string, error) {
-	ds, ok := routes.As[routes.Source](dst)
+	ds, ok := routes.As[routes.Prober](dst)
 	if !ok {
 		return "", nil
 	}
@@ -144,7 +146,7 @@ func destWatermark(ctx context.Context, dst routes.Destination, dest routes.Tabl
 	return max, err
 }
 
-func maxCursor(ctx context.Context, src routes.Source, info *routes.TableInfo, col string) (string, bool, error) {
+func maxCursor(ctx context.Context, src any, info *routes.TableInfo, col string) (string, bool, error) {
 	cs, ok := routes.As[routes.CursorSource](src)
 	if !ok {
 		return "", false, fmt.Errorf("%w: %s source cannot read incrementally", routes.ErrUnsupported, info.Scheme)

@@ -68,9 +68,10 @@
 //   - StateReader: LoadState returns exactly the State the last commit
 //     saved for that source, RunID and Rows included, and nothing for a
 //     source that never committed (*);
-//   - opened as a Source too (Probe, CursorSource), so a copy refuses the
-//     source table itself and append with no saved state starts from the
-//     destination's own maximum;
+//   - a Prober and a CursorSource (every Source is a Prober; a
+//     destination that cannot be read implements just Probe and
+//     MaxCursor), so a copy refuses the source table itself and append
+//     with no saved state starts from the destination's own maximum;
 //   - implements IdentLimiter when the server limits identifier length,
 //     JointStage when it can commit two stages in one transaction, and
 //     cdc.Applier to be a log_based (CDC) target. (Copy, not the adapter,

@@ -50,9 +50,6 @@ type CopyResult struct {
 	Elapsed    time.Duration `json:"-"`
 }
 
-// abortTimeout bounds the rollback that runs after a cancel or SIGTERM.
-const abortTimeout = 30 * time.Second
-
 // Copy moves one table: probe, plan, prepare (lock + staging), one pipe per
 // range under the budget, then commit with the state, or abort on any error
 // or cancel so the destination stays as it was.
@@ -94,7 +91,7 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	log.InfoContext(ctx, "prepare", "dest_table", res.DestTable, "mode", spec.Mode)
 	err = copyLocked(ctx, src, stage, info, spec, &res)
 	if err != nil {
-		abort(ctx, stage)
+		Abort(ctx, stage)
 	}
 	res.Elapsed = time.Since(start)
 	if err == nil {
@@ -115,7 +112,7 @@ func copyLocked(ctx context.Context, src Source, stage Stage, info *TableInfo, s
 	}
 	if win.Empty {
 		res.NothingNew, res.Watermark = true, win.After
-		return abort(ctx, stage)
+		return Abort(ctx, stage)
 	}
 	ranges, err := src.Plan(ctx, info, PlanOptions{Pipes: spec.Budget.Parallel, Cursor: win.Cursor, After: win.After})
 	if err != nil {
@@ -155,7 +152,7 @@ func notItself(ctx context.Context, src Source, dst Destination, info *TableInfo
 		}
 		// A server that cannot say who it is: compare the URLs below.
 	}
-	ds, ok := As[Source](dst)
+	ds, ok := As[Prober](dst)
 	if !ok {
 		return nil
 	}
@@ -207,7 +204,7 @@ func commit(ctx context.Context, stage Stage, info *TableInfo, spec CopySpec, wi
 	if res.Rows == 0 && spec.Mode == ModeReplace {
 		// An empty source never wipes a table: keep what is there.
 		res.KeptEmpty = true
-		return abort(ctx, stage)
+		return Abort(ctx, stage)
 	}
 	if err := Checkpoint("before-commit"); err != nil {
 		return err
@@ -218,13 +215,6 @@ func commit(ctx context.Context, stage Stage, info *TableInfo, spec CopySpec, wi
 		return fmt.Errorf("commit %s: %w", spec.DestTable, err)
 	}
 	return Checkpoint("after-commit")
-}
-
-// abort rolls back on a context that survives the caller's cancel.
-func abort(ctx context.Context, stage Stage) error {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-	defer cancel()
-	return stage.Abort(actx)
 }
 
 func runPipes(ctx context.Context, src Source, stage Stage, ranges []Range, spec CopySpec, win Window, res *CopyResult) error {

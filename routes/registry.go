@@ -34,6 +34,9 @@ type SchemeInfo struct {
 	Modes       []Mode // destination modes besides replace
 	Capture     bool   // a log_based (CDC) source: its endpoint is a CaptureChecker
 	AliasOf     string // the scheme this one spells differently (postgresql → postgres): no matrix row of its own
+	// OfflineSchema, when set, reads a table's schema from local files
+	// without opening the endpoint (weir lint; routes.OfflineSchema).
+	OfflineSchema OfflineSchemaFunc
 }
 
 // RegisterScheme registers a described scheme (Register, plus Describe).

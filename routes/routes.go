@@ -12,9 +12,7 @@ import (
 // once per range, from as many goroutines as there are pipes.
 type Source interface {
 	io.Closer
-	// Probe returns the table's columns (Arrow and native types), primary key
-	// and row estimate. A missing table or an unreadable type is a *ProbeError.
-	Probe(ctx context.Context, table TableRef) (*TableInfo, error)
+	Prober
 	// Plan splits the table into ranges that together cover every row
 	// exactly once; there may be more ranges than opts.Pipes (Copy runs
 	// Pipes of them at a time).
@@ -22,6 +20,16 @@ type Source interface {
 	// Read opens one pipe over one range. Nothing is read before the first
 	// Next (or WriteTo, for a NativeStream).
 	Read(ctx context.Context, r Range, opts ReadOptions) (Stream, error)
+}
+
+// Prober describes tables. Every Source is one; a destination that cannot
+// be read (BigQuery) may be one too, so that an append or merge with no
+// saved state resumes from its table's cursor maximum (with CursorSource)
+// without opening it as a Source.
+type Prober interface {
+	// Probe returns the table's columns (Arrow and native types), primary key
+	// and row estimate. A missing table or an unreadable type is a *ProbeError.
+	Probe(ctx context.Context, table TableRef) (*TableInfo, error)
 }
 
 // Destination writes tables through a staging object that is swapped in (or

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
 )
 
@@ -164,7 +163,7 @@ func lakeSink(t *testing.T) fullRefreshSink {
 			if !ok {
 				t.Fatal("the lake is not a CursorSource")
 			}
-			seq, _, err := cs.MaxCursor(ctx, info, incremental.SnapshotCursor)
+			seq, _, err := cs.MaxCursor(ctx, info, routes.SnapshotCursor)
 			if err != nil {
 				t.Fatal(err)
 			}

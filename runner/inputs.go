@@ -10,7 +10,6 @@ import (
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/routes/iceberg"
 )
 
 // input is one source of a model: a consumer over its table (nil for a
@@ -129,13 +128,13 @@ func (run *modelRun) pollInput(ctx context.Context, in *input) error {
 	} else {
 		opts.MaxRows = int64(run.m.MaxBatchRows)
 		opts.Until = run.pendingUntil(in)
-		if in.c.Cursor() == incremental.SnapshotCursor {
+		if in.c.Cursor() == routes.SnapshotCursor {
 			if opts.Until, err = run.snapshotBound(ctx, in, opts); err != nil {
 				return err
 			}
 			opts.MaxRows = 0
 		}
-		opts.Count = run.m.OnChange != "ignore" && in.c.Cursor() != incremental.SnapshotCursor
+		opts.Count = run.m.OnChange != "ignore" && in.c.Cursor() != routes.SnapshotCursor
 	}
 	in.b, err = in.c.Poll(ctx, opts)
 	return err
@@ -155,7 +154,7 @@ func (run *modelRun) snapshotBound(ctx context.Context, in *input, opts incremen
 		run.r.warnf("task %s: max_batch_rows does not bound the first run over the Iceberg source %s: it reads the whole current snapshot", run.t.Name, in.addr)
 		return "", nil
 	}
-	sum, err := iceberg.Changes(ctx, in.src, in.info.Ref, in.c.Position(), "")
+	sum, err := snapshotSummary(ctx, in, in.c.Position(), "")
 	if err != nil {
 		return "", fmt.Errorf("max_batch_rows: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/duck"
-	"github.com/weirhq/weir/routes/iceberg"
+	"github.com/weirhq/weir/routes"
 )
 
 // LintModels parses every model's SQL in DuckDB (a syntax error is
@@ -228,7 +228,7 @@ func (l *modelLinter) lakeSchema(ctx context.Context, a dagfile.TableAddr) (*arr
 	default:
 		return nil, "connection " + a.Conn + " uses ${" + strings.Join(c.Vars, "}, ${") + "}, which lint does not read"
 	}
-	s, ok, why, err := iceberg.OfflineSchema(ctx, ResolveURL(raw, l.f.Dir), tableRef(a))
+	s, ok, why, err := routes.OfflineSchema(ctx, ResolveURL(raw, l.f.Dir), tableRef(a))
 	switch {
 	case err != nil:
 		return nil, err.Error()

@@ -78,7 +78,7 @@ func (r *Runner) MaintainConsumed(ctx context.Context, table dagfile.TableAddr) 
 		for _, view := range sortedNames(srcs) {
 			cursor := d.Model.Cursor[view]
 			if !strings.EqualFold(srcs[view].String(), table.String()) || d.Model.IsLookup(view) ||
-				(cursor != "" && cursor != iceberg.SnapshotCursor) {
+				(cursor != "" && cursor != routes.SnapshotCursor) {
 				continue
 			}
 			if err := r.file.Resolve(d); err != nil {

@@ -152,7 +152,7 @@ func (run *modelRun) nothingNew() bool {
 		if !ok || in.c == nil || in.b.To != mk.Offset {
 			return false
 		}
-		if run.mode == routes.ModeReplace && in.c.Cursor() != incremental.SnapshotCursor {
+		if run.mode == routes.ModeReplace && in.c.Cursor() != routes.SnapshotCursor {
 			return false
 		}
 	}
@@ -288,12 +288,12 @@ func (run *modelRun) writeChecked(ctx context.Context, chk *checked) error {
 		return err
 	}
 	if err := run.quarantine(ctx, chk); err != nil {
-		abortStage(ctx, stage)
+		routes.Abort(ctx, stage)
 		return err
 	}
 	res, err := run.db.Query(ctx, chk.goodSQL)
 	if err != nil {
-		abortStage(ctx, stage)
+		routes.Abort(ctx, stage)
 		return err
 	}
 	defer res.Release()

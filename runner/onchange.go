@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/routes/iceberg"
 )
 
 // on_change reports source commits an append cursor cannot see. What is
@@ -22,7 +20,7 @@ import (
 //     column of the rows below the offset each run; on_change: ignore
 //     skips it.
 //   - Iceberg sources: snapshots since the committed one that delete or
-//     overwrite rows (iceberg.Changes); a compaction that only rewrites
+//     overwrite rows (routes.SnapshotSummarizer); a compaction that only rewrites
 //     files is not flagged.
 //
 // warn writes the finding to the log and the report and goes on; error
@@ -67,7 +65,7 @@ func (run *modelRun) inputChanges(ctx context.Context, in *input) ([]string, err
 	if ok && run.found && mk.Rows >= 0 && in.b.Base >= 0 && in.b.Base != mk.Rows {
 		found = append(found, countChange(in, mk.Rows))
 	}
-	if in.c.Cursor() == incremental.SnapshotCursor && ok && run.found {
+	if in.c.Cursor() == routes.SnapshotCursor && ok && run.found {
 		f, err := snapshotChanges(ctx, in)
 		return append(found, f...), err
 	}
@@ -80,7 +78,7 @@ func snapshotChanges(ctx context.Context, in *input) ([]string, error) {
 	if in.b.To == in.b.From {
 		return nil, nil
 	}
-	sum, err := iceberg.Changes(ctx, in.src, in.info.Ref, in.b.From, in.b.To)
+	sum, err := snapshotSummary(ctx, in, in.b.From, in.b.To)
 	if err != nil || !sum.Flagged() {
 		return nil, err
 	}
@@ -93,4 +91,14 @@ func countChange(in *input, was int64) string {
 		return fmt.Sprintf("%s: %d rows at or below the committed offset %s were deleted (%d then, %d now)", in.addr, was-in.b.Base, in.b.From, was, in.b.Base)
 	}
 	return fmt.Sprintf("%s: %d rows arrived at or below the committed offset %s and were skipped (the %s cursor is not monotonic)", in.addr, in.b.Base-was, in.b.From, in.c.Cursor())
+}
+
+// snapshotSummary is what the snapshots of a snapshot-cursor input did in
+// (after, until] (routes.SnapshotSummarizer: an Iceberg source).
+func snapshotSummary(ctx context.Context, in *input, after, until string) (routes.ChangeSummary, error) {
+	ss, ok := routes.As[routes.SnapshotSummarizer](in.src)
+	if !ok {
+		return routes.ChangeSummary{}, fmt.Errorf("%w: changes of a %T source", routes.ErrUnsupported, in.src)
+	}
+	return ss.Changes(ctx, in.info.Ref, after, until)
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,9 +14,6 @@ import (
 // EngineScheme is the TableInfo.Scheme of a model's output: destinations
 // derive their column types from the Arrow types.
 const EngineScheme = "duckdb"
-
-// abortTimeout bounds a rollback after an error or a cancel.
-const abortTimeout = 30 * time.Second
 
 // sinkInfo describes a model's output to a destination's Prepare.
 func sinkInfo(task string, ref routes.TableRef, schema *arrow.Schema, key []string) *routes.TableInfo {
@@ -55,7 +51,7 @@ func (run *modelRun) prepareSink(ctx context.Context, schema *arrow.Schema) (rou
 		err = fmt.Errorf("%w: another run committed to %s while this one ran; retry to read on from its offsets", routes.ErrLocked, run.m.Sink)
 	}
 	if err != nil {
-		abortStage(ctx, stage)
+		routes.Abort(ctx, stage)
 		return nil, err
 	}
 	return stage, nil
@@ -64,23 +60,17 @@ func (run *modelRun) prepareSink(ctx context.Context, schema *arrow.Schema) (rou
 // finishSink streams the result into the stage and commits it with the
 // sources' new marks, or aborts. An all-empty replace keeps the sink.
 func (run *modelRun) finishSink(ctx context.Context, stage routes.Stage, res array.RecordReader) error {
-	n, err := stage.Write(ctx, res)
-	if err == nil {
-		err = res.Err()
-	}
+	n, kept, err := routes.WriteOnce(ctx, stage, res, routes.Once{
+		Keep:   func(int64) bool { return run.mode == routes.ModeReplace && run.rowsIn() == 0 && !run.truncate },
+		Phase:  "before-commit",
+		Commit: func(ctx context.Context, n int64) error { return run.commit(ctx, stage, n) },
+	})
 	run.rep.RowsIn, run.rep.RowsOut = run.rowsIn(), n
-	if err == nil && run.mode == routes.ModeReplace && run.rep.RowsIn == 0 && !run.truncate {
+	if kept {
 		run.warnKept()
-		return abortStage(ctx, stage)
-	}
-	if err == nil {
-		err = routes.Checkpoint("before-commit")
-	}
-	if err == nil {
-		err = run.commit(ctx, stage, n)
+		return err
 	}
 	if err != nil {
-		abortStage(ctx, stage)
 		return fmt.Errorf("write %s: %w", run.m.Sink, err)
 	}
 	return nil
@@ -145,24 +135,13 @@ func (run *modelRun) quarantine(ctx context.Context, chk *checked) error {
 }
 
 func (run *modelRun) commitQuarantine(ctx context.Context, stage routes.Stage, res array.RecordReader) error {
-	n, err := stage.Write(ctx, res)
-	if err == nil {
-		err = routes.Checkpoint("before-quarantine-commit")
-	}
-	if err == nil {
-		marks, cursor := run.newMarks()
-		err = stage.Commit(ctx, incremental.TaskState(run.t.Name, cursor, marks, run.rep.RunID, n))
-	}
+	_, _, err := routes.WriteOnce(ctx, stage, res, routes.Once{Phase: "before-quarantine-commit",
+		Commit: func(ctx context.Context, n int64) error {
+			marks, cursor := run.newMarks()
+			return stage.Commit(ctx, incremental.TaskState(run.t.Name, cursor, marks, run.rep.RunID, n))
+		}})
 	if err != nil {
-		abortStage(ctx, stage)
 		return fmt.Errorf("quarantine %s: %w", run.qref, err)
 	}
 	return nil
-}
-
-// abortStage rolls a stage back on a context that survives a cancel.
-func abortStage(ctx context.Context, stage routes.Stage) error {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-	defer cancel()
-	return stage.Abort(actx)
 }

@@ -198,7 +198,7 @@ func (run *streamRun) loop(ctx context.Context) error {
 		}
 		if len(events) > 0 {
 			// The batch in flight is finished even when ctx ended (SIGTERM).
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout+run.interval)
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), routes.AbortTimeout+run.interval)
 			err = run.commitBatch(wctx, events)
 			cancel()
 			if err != nil {
@@ -421,7 +421,7 @@ func (run *streamRun) write(ctx context.Context, cursor string, q *pending) erro
 		p.with = q
 		err = run.commit(ctx, p, cursor, "before-commit")
 	} else if q != nil {
-		abortStage(ctx, q.stage)
+		routes.Abort(ctx, q.stage)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", run.s.Sink, err)
@@ -456,12 +456,8 @@ func (run *streamRun) stageTo(ctx context.Context, table routes.TableRef, key []
 	if err != nil {
 		return nil, err
 	}
-	n, err := stage.Write(ctx, res)
-	if err == nil {
-		err = res.Err()
-	}
+	n, _, err := routes.WriteOnce(ctx, stage, res, routes.Once{}) // committed by commit, maybe with another stage
 	if err != nil {
-		abortStage(ctx, stage)
 		return nil, err
 	}
 	return &pending{stage: stage, n: n}, nil
@@ -488,9 +484,9 @@ func (run *streamRun) commit(ctx context.Context, p *pending, cursor, phase stri
 		}
 	}
 	if err != nil {
-		abortStage(ctx, p.stage)
+		routes.Abort(ctx, p.stage)
 		if p.with != nil {
-			abortStage(ctx, p.with.stage)
+			routes.Abort(ctx, p.with.stage)
 		}
 	}
 	return err

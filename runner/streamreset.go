@@ -134,7 +134,7 @@ func (run *streamRun) loadEmpty(ctx context.Context) error {
 		_, err = run.db.Load(ctx, outTable, rd)
 		return err
 	}
-	src, ok := run.sink.(routes.Source)
+	src, ok := routes.As[routes.Prober](run.sink)
 	var info *routes.TableInfo
 	err := errors.New("the sink cannot be read")
 	if ok {

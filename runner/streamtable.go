@@ -69,7 +69,7 @@ func (run *streamRun) chunkLoop(ctx context.Context, cs stream.ChunkSource) erro
 		// The chunk is written and committed even when ctx ends (SIGTERM),
 		// within a grace period counted from the signal: a big chunk may
 		// take longer than that to write.
-		wctx, cancel := graceful(ctx, abortTimeout+run.interval)
+		wctx, cancel := graceful(ctx, routes.AbortTimeout+run.interval)
 		err = run.commitLoaded(wctx, cs.Cursor(), n)
 		run.dropTemp(wctx)
 		cancel()

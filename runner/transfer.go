@@ -13,8 +13,8 @@ import (
 )
 
 // runTransfer copies a transfer task's tables one after another, each
-// atomically (routes.Copy); append and merge read past the watermark saved
-// in the destination (incremental.Watermark). One table's failure does not
+// atomically (incremental.Copy: append and merge read past the watermark
+// saved in the destination). One table's failure does not
 // stop the others; the error joins them all.
 func (r *Runner) runTransfer(ctx context.Context, t *dagfile.Task, rep *Report) error {
 	x := t.Transfer
@@ -62,16 +62,7 @@ func (r *Runner) copySpec(t *dagfile.Task, mode routes.Mode, from, to dagfile.Ta
 // copyTable runs one table's copy and adds it to the report; an
 // incremental window is recorded as the table's offsets.
 func (r *Runner) copyTable(ctx context.Context, src routes.Source, dst routes.Destination, spec routes.CopySpec, cursor string, rep *Report) error {
-	var win routes.Window
-	if spec.Mode == routes.ModeAppend || spec.Mode == routes.ModeMerge {
-		wf := incremental.Watermark(src, dst, cursor)
-		spec.Window = func(ctx context.Context, info *routes.TableInfo, dest routes.TableRef) (routes.Window, error) {
-			w, err := wf(ctx, info, dest)
-			win = w
-			return w, err
-		}
-	}
-	res, err := routes.Copy(ctx, src, dst, spec)
+	res, win, err := incremental.Copy(ctx, src, dst, spec, cursor)
 	rep.RowsIn += res.Rows
 	rep.RowsOut += res.Rows
 	rep.Bytes += res.Bytes

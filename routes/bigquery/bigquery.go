@@ -24,9 +24,8 @@ func init() {
 }
 
 // Endpoint is a BigQuery project and default dataset as a destination. It
-// answers Probe and MaxCursor so an append run can resume from the rows a
-// replace loaded, but it cannot be read from (Plan and Read are
-// unsupported).
+// answers Probe and MaxCursor (routes.Prober, CursorSource) so an append
+// run can resume from the rows a replace loaded; it is not a Source.
 type Endpoint struct {
 	client *bq.Client
 	cfg    config
@@ -36,7 +35,7 @@ type Endpoint struct {
 var (
 	_ routes.Destination  = (*Endpoint)(nil)
 	_ routes.StateReader  = (*Endpoint)(nil)
-	_ routes.Source       = (*Endpoint)(nil)
+	_ routes.Prober       = (*Endpoint)(nil)
 	_ routes.CursorSource = (*Endpoint)(nil)
 )
 

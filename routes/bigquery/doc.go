@@ -18,8 +18,9 @@
 // lives in the dataset's _weir_state table (an append-only log; the
 // highest version per destination table and source wins).
 //
-// BigQuery is not a source: the endpoint answers Probe and MaxCursor so an
-// append resumes from the rows a replace loaded, and refuses Plan and Read.
+// BigQuery is not a source: the endpoint is a routes.Prober and a
+// CursorSource (Probe and MaxCursor) so an append resumes from the rows a
+// replace loaded; it has no Plan or Read.
 // docs/bigquery.md has the details, the limits and what the emulator tests
 // leave untested.
 package bigquery

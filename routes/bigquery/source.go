@@ -12,9 +12,9 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// errNotSource: BigQuery is a destination; it answers Probe and MaxCursor
-// only so an append can resume from the rows already in a table.
-var errNotSource = fmt.Errorf("%w: bigquery is a destination only; it cannot be read from", routes.ErrUnsupported)
+// BigQuery is a destination only: it is a routes.Prober and a
+// CursorSource, never a Source, so that an append or merge with no saved
+// state resumes from the rows already in a table.
 
 // Probe returns a destination table's columns, so an append or merge with
 // no saved state resumes from its cursor's maximum.
@@ -107,14 +107,4 @@ func maxText(c routes.Column, col string) string {
 		return fmt.Sprintf("FORMAT_DATETIME('%%Y-%%m-%%d %%H:%%M:%%E6S', MAX(%s))", col)
 	}
 	return fmt.Sprintf("CAST(MAX(%s) AS STRING)", col)
-}
-
-// Plan is unsupported: BigQuery is a destination only.
-func (e *Endpoint) Plan(context.Context, *routes.TableInfo, routes.PlanOptions) ([]routes.Range, error) {
-	return nil, errNotSource
-}
-
-// Read is unsupported: BigQuery is a destination only.
-func (e *Endpoint) Read(context.Context, routes.Range, routes.ReadOptions) (routes.Stream, error) {
-	return nil, errNotSource
 }

@@ -21,20 +21,7 @@ func transfer(ctx context.Context, srcURL, dstURL string, spec routes.CopySpec) 
 }
 
 func copyURLs(ctx context.Context, srcURL, dstURL string, spec routes.CopySpec) (routes.CopyResult, error) {
-	s, err := routes.OpenSource(ctx, srcURL)
-	if err != nil {
-		return routes.CopyResult{}, err
-	}
-	defer s.Close()
-	d, err := routes.OpenDestination(ctx, dstURL)
-	if err != nil {
-		return routes.CopyResult{}, err
-	}
-	defer d.Close()
-	if spec.Mode == routes.ModeAppend || spec.Mode == routes.ModeMerge {
-		spec.Window = incremental.Watermark(s, d, "")
-	}
-	return routes.Copy(ctx, s, d, spec)
+	return incremental.CopyURLs(ctx, srcURL, dstURL, spec, "")
 }
 
 func TestCell_ClickHouseToClickHouse(t *testing.T) {

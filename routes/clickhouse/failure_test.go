@@ -243,12 +243,7 @@ INSERT INTO %[1]s.m SELECT g, 'v' || g, timestamp '2024-01-01' + g * interval '1
 	spec.Mode = routes.ModeMerge
 	run := func() routes.CopyResult {
 		t.Helper()
-		s, _ := routes.OpenSource(ctx, pg.URL())
-		defer s.Close()
-		d, _ := routes.OpenDestination(ctx, ch.URL())
-		defer d.Close()
-		spec.Window = incremental.Watermark(s, d, "updated_at")
-		res, err := routes.Copy(ctx, s, d, spec)
+		res, err := incremental.CopyURLs(ctx, pg.URL(), ch.URL(), spec, "updated_at")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,12 +313,7 @@ INSERT INTO %[1]s.nk VALUES (1, 1, 1, 'a'), (2, 2, 2, 'b'), (3, 3, 3, 'c')`, pg.
 	for _, key := range [][]string{{"k"}, {"j", "k"}} {
 		spec := pgSpec(pg.Ref("nk"), ch.Ref("nk"))
 		spec.Mode, spec.Key = routes.ModeMerge, key
-		s, _ := routes.OpenSource(ctx, pg.URL())
-		d, _ := routes.OpenDestination(ctx, ch.URL())
-		spec.Window = incremental.Watermark(s, d, "cur")
-		_, err := routes.Copy(ctx, s, d, spec)
-		s.Close()
-		d.Close()
+		_, err := incremental.CopyURLs(ctx, pg.URL(), ch.URL(), spec, "cur")
 		if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "nk.k") {
 			t.Fatalf("merge by %v, k nullable: %v, want bad input naming nk.k", key, err)
 		}

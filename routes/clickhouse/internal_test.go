@@ -219,8 +219,8 @@ func appendRun(t *testing.T, ctx context.Context, url, db string) {
 	t.Helper()
 	e := openEndpoint(t, ctx, url)
 	spec := routes.CopySpec{Table: routes.TableRef{Schema: db, Name: "src"}, DestTable: routes.TableRef{Schema: db, Name: "dst"},
-		Mode: routes.ModeAppend, Window: incremental.Watermark(e, e, "")}
-	if _, err := routes.Copy(ctx, e, e, spec); err != nil {
+		Mode: routes.ModeAppend}
+	if _, _, err := incremental.Copy(ctx, e, e, spec, ""); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/apache/iceberg-go/table"
@@ -10,50 +9,12 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// ChangeSummary reports what the snapshots in a SnapshotCursor range did
-// beyond adding rows: the changes an incremental reader of added files
-// cannot see (the runner's on_change).
-type ChangeSummary struct {
-	Snapshots   []SnapshotChange // oldest first
-	Appends     int              // snapshots that only added rows
-	Compactions int              // replace snapshots: files rewritten, rows unchanged (not flagged)
-	Rewrites    int              // overwrite and delete snapshots that removed or rewrote rows
-	// Totals over the rewrites.
-	DeletedDataFiles, DeletedRows, AddedDeleteFiles, AddedDeleteRows int64
-}
-
-// Flagged reports whether any snapshot in the range deleted or rewrote rows.
-func (c ChangeSummary) Flagged() bool { return c.Rewrites > 0 }
-
-// SnapshotChange is one snapshot's share, from its summary. An overwrite
-// or delete whose summary carries none of the delete counters is flagged.
-type SnapshotChange struct {
-	SnapshotID, SequenceNumber int64
-	Operation                  string
-	RunID                      string // the weir run that made it, if any
-	AddedRows                  int64  // rows in the data files it added (added-records; -1: unparsable)
-	DeletedDataFiles           int64  // data files removed (their rows deleted or rewritten)
-	DeletedRows                int64  // rows in them
-	AddedDeleteFiles           int64  // position or equality delete files added
-	AddedDeleteRows            int64  // position + equality deletes in them
-	Flagged                    bool
-}
+var _ routes.SnapshotSummarizer = (*Endpoint)(nil)
 
 // Changes summarizes the snapshots with sequence numbers in (after, until]
-// of an Iceberg source table (after and until are SnapshotCursor values;
-// empty until means the current snapshot). src must be an iceberg
-// endpoint.
-func Changes(ctx context.Context, src routes.Source, t routes.TableRef, after, until string) (ChangeSummary, error) {
-	e, ok := src.(*Endpoint)
-	if !ok {
-		return ChangeSummary{}, fmt.Errorf("%w: changes of a %T source", routes.ErrUnsupported, src)
-	}
-	return e.Changes(ctx, t, after, until)
-}
-
-// Changes is the package function Changes on this endpoint.
-func (e *Endpoint) Changes(ctx context.Context, t routes.TableRef, after, until string) (ChangeSummary, error) {
-	var sum ChangeSummary
+// of a table (routes.SnapshotSummarizer).
+func (e *Endpoint) Changes(ctx context.Context, t routes.TableRef, after, until string) (routes.ChangeSummary, error) {
+	var sum routes.ChangeSummary
 	lo, err := parseSeq(after)
 	if err != nil {
 		return sum, err
@@ -72,7 +33,7 @@ func (e *Endpoint) Changes(ctx context.Context, t routes.TableRef, after, until 
 	}
 	meta := tbl.Metadata()
 	for s := snap; s != nil && s.SequenceNumber > lo; s = parentOf(meta, s) {
-		sum.add(snapshotChange(s))
+		addChange(&sum, snapshotChange(s))
 	}
 	return sum, nil
 }
@@ -88,8 +49,8 @@ func rangeEnd(tbl *table.Table, until string) (*table.Snapshot, error) {
 	return snapshotBySeq(tbl, hi)
 }
 
-func (c *ChangeSummary) add(s SnapshotChange) {
-	c.Snapshots = append([]SnapshotChange{s}, c.Snapshots...)
+func addChange(c *routes.ChangeSummary, s routes.SnapshotChange) {
+	c.Snapshots = append([]routes.SnapshotChange{s}, c.Snapshots...)
 	switch {
 	case s.Operation == string(table.OpAppend):
 		c.Appends++
@@ -104,8 +65,8 @@ func (c *ChangeSummary) add(s SnapshotChange) {
 	}
 }
 
-func snapshotChange(s *table.Snapshot) SnapshotChange {
-	c := SnapshotChange{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber}
+func snapshotChange(s *table.Snapshot) routes.SnapshotChange {
+	c := routes.SnapshotChange{SnapshotID: s.SnapshotID, SequenceNumber: s.SequenceNumber}
 	if s.Summary == nil {
 		c.Flagged = true // no summary: assume the worst
 		return c

@@ -17,7 +17,7 @@
 // Reading: Plan splits a snapshot's data files into groups, Read scans a
 // group to Arrow. Time travel: name the table ns.t@<snapshot-id>, or add
 // snapshot=<id> to the URL. Incremental reads by snapshot use the
-// pseudo-cursor SnapshotCursor (offsets are snapshot sequence numbers);
+// pseudo-cursor routes.SnapshotCursor (offsets are snapshot sequence numbers);
 // Changes reports what a range of snapshots deleted or rewrote.
 //
 // See docs/routes-iceberg.md for the URL, the type mapping, and the

@@ -23,23 +23,10 @@ func transfer(ctx context.Context, srcURL, dstURL string, spec routes.CopySpec) 
 }
 
 func copyURLs(ctx context.Context, srcURL, dstURL string, spec routes.CopySpec) (routes.CopyResult, error) {
-	src, err := routes.OpenSource(ctx, srcURL)
-	if err != nil {
-		return routes.CopyResult{}, err
-	}
-	defer src.Close()
-	dst, err := routes.OpenDestination(ctx, dstURL)
-	if err != nil {
-		return routes.CopyResult{}, err
-	}
-	defer dst.Close()
-	if spec.Window == nil && (spec.Mode == routes.ModeAppend || spec.Mode == routes.ModeMerge) {
-		spec.Window = incremental.Watermark(src, dst, "")
-	}
 	if spec.Budget.Parallel == 0 {
 		spec.Budget = routes.Budget{Parallel: 3, ChunkBytes: 64 << 10}
 	}
-	return routes.Copy(ctx, src, dst, spec)
+	return incremental.CopyURLs(ctx, srcURL, dstURL, spec, "")
 }
 
 // copyTables copies between two tables of one fixture.

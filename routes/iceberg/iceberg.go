@@ -38,7 +38,7 @@ const catalogName = "weir"
 var modes = []routes.Mode{routes.ModeAppend, routes.ModeMerge}
 
 func init() {
-	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes, OfflineSchema: offlineSchema}, open)
 	routes.RegisterScheme(routes.SchemeInfo{Name: RESTScheme, Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
 }
 

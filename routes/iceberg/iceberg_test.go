@@ -123,15 +123,15 @@ func testIncrementalBySnapshot(t *testing.T, f *icebergtest.Fixture) {
 	f.Insert(t, ctx, "t", routestest.Rows(11, 20))
 	seq := func() string {
 		info, _ := ep.Probe(ctx, f.TableRef("t"))
-		s, ok, err := ep.MaxCursor(ctx, info, wice.SnapshotCursor)
+		s, ok, err := ep.MaxCursor(ctx, info, routes.SnapshotCursor)
 		if err != nil || !ok {
 			t.Fatalf("MaxCursor: %v %v", ok, err)
 		}
 		return s
 	}
 	read := func(after, until string) []int64 {
-		return readIDs(t, ctx, f, "t", routes.PlanOptions{Pipes: 3, Cursor: wice.SnapshotCursor, After: after},
-			routes.ReadOptions{Cursor: wice.SnapshotCursor, After: after, Until: until})
+		return readIDs(t, ctx, f, "t", routes.PlanOptions{Pipes: 3, Cursor: routes.SnapshotCursor, After: after},
+			routes.ReadOptions{Cursor: routes.SnapshotCursor, After: after, Until: until})
 	}
 	s2 := seq()
 	if s2 != "2" {
@@ -178,9 +178,9 @@ func expectIDs(t *testing.T, what string, got, want []int64) {
 	}
 }
 
-func expectChanges(t *testing.T, ctx context.Context, ep *wice.Endpoint, ref routes.TableRef, after, until string, flagged bool) wice.ChangeSummary {
+func expectChanges(t *testing.T, ctx context.Context, ep *wice.Endpoint, ref routes.TableRef, after, until string, flagged bool) routes.ChangeSummary {
 	t.Helper()
-	sum, err := wice.Changes(ctx, ep, ref, after, until)
+	sum, err := ep.Changes(ctx, ref, after, until)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,19 +14,13 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// OfflineSchema reads a table's current schema (as scans produce it in
+// offlineSchema reads a table's current schema (as scans produce it in
 // Arrow) from a SQLite catalog and a file warehouse, read-only: nothing is
-// created, no lock is taken, no server is asked. ok is false when the
-// schema is not knowable that way (another catalog, an object-store
-// warehouse, no catalog file or no such table yet); why then says which.
-func OfflineSchema(ctx context.Context, rawURL string, t routes.TableRef) (s *arrow.Schema, ok bool, why string, err error) {
-	u, err := routes.ParseURL(rawURL)
-	if err != nil {
-		return nil, false, "", err
-	}
-	if u.Scheme() != Scheme {
-		return nil, false, "not an Iceberg SQL catalog", nil
-	}
+// created, no lock is taken, no server is asked (routes.OfflineSchema). ok
+// is false when the schema is not knowable that way (another catalog, an
+// object-store warehouse, no catalog file or no such table yet); why then
+// says which.
+func offlineSchema(ctx context.Context, u *routes.URL, t routes.TableRef) (s *arrow.Schema, ok bool, why string, err error) {
 	cfg, err := parseConfig(u)
 	if err != nil {
 		return nil, false, "", err

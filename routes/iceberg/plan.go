@@ -17,7 +17,7 @@ import (
 type rangeSpec struct {
 	Snapshot int64    `json:"snapshot,omitempty"` // 0: the table has no snapshot
 	Files    []string `json:"files,omitempty"`
-	// Added marks an incremental read by SnapshotCursor: the pipe reads the
+	// Added marks an incremental read by routes.SnapshotCursor: the pipe reads the
 	// files added in (After, Until] whose path hashes to its Index, at the
 	// snapshot Until names (resolved by Read, which knows Until).
 	Added bool `json:"added,omitempty"`
@@ -38,10 +38,10 @@ func decodeRange(r routes.Range) (rangeSpec, error) {
 
 // Plan splits the pinned (or current) snapshot's data files into at most
 // opts.Pipes groups of about equal bytes, one range each. An incremental
-// read by SnapshotCursor splits the added files by a hash of their path.
+// read by routes.SnapshotCursor splits the added files by a hash of their path.
 func (e *Endpoint) Plan(ctx context.Context, info *routes.TableInfo, opts routes.PlanOptions) ([]routes.Range, error) {
 	pipes := max(opts.Pipes, 1)
-	if opts.Cursor == SnapshotCursor {
+	if opts.Cursor == routes.SnapshotCursor {
 		return hashRanges(info, pipes), nil
 	}
 	base, snapID, err := e.pinned(info.Ref)

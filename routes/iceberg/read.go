@@ -26,7 +26,7 @@ func newScan(tbl *table.Table, snap *table.Snapshot, info *routes.TableInfo, chu
 	if filter == nil {
 		filter = iceberg.AlwaysTrue{}
 	}
-	if cursor != "" && cursor != SnapshotCursor && (after != "" || until != "") {
+	if cursor != "" && cursor != routes.SnapshotCursor && (after != "" || until != "") {
 		f, ok := schemaOf(tbl, snap).FindFieldByName(cursor)
 		if !ok {
 			return nil, &routes.ProbeError{Table: info.Ref.String(), Column: cursor, Problem: "cursor column does not exist"}

@@ -12,17 +12,14 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-// SnapshotCursor is the pseudo-column of an incremental read by snapshot:
-// its value is a snapshot's sequence number (Kafka's offset). MaxCursor of
-// it is the current snapshot's sequence number; a Read with After N and
-// Until M returns the rows of the data files that snapshots with sequence
-// numbers in (N, M] added and that are still live at M (with the deletes
+// An incremental read by routes.SnapshotCursor with After N and Until M
+// returns the rows of the data files that snapshots with sequence numbers
+// in (N, M] added and that are still live at M (with the deletes
 // committed up to M applied), except the files of replace (compaction)
 // and delete (copy-on-write) snapshots, which hold no new rows.
-const SnapshotCursor = "_weir_snapshot"
 
 // MaxCursor returns the highest value of cursor at the pinned (or current)
-// snapshot: for SnapshotCursor its sequence number; for a column, the
+// snapshot: for routes.SnapshotCursor its sequence number; for a column, the
 // largest upper bound of the data files' column stats when they are exact
 // for it, else the maximum found by a scan of that column.
 func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor string) (string, bool, error) {
@@ -38,7 +35,7 @@ func (e *Endpoint) MaxCursor(ctx context.Context, info *routes.TableInfo, cursor
 	if err != nil || snap == nil {
 		return "", false, err
 	}
-	if cursor == SnapshotCursor {
+	if cursor == routes.SnapshotCursor {
 		return strconv.FormatInt(snap.SequenceNumber, 10), true, nil
 	}
 	f, ok := schemaOf(tbl, snap).FindFieldByName(cursor)
@@ -54,10 +51,10 @@ var _ routes.RangeCounter = (*Endpoint)(nil)
 // (after, until] added, from their summaries' added-records (metadata
 // only: no file is read); from the start of the table (after ""), the
 // until snapshot's total-records. The rows a compaction or a
-// copy-on-write rewrite re-adds are counted too. Only SnapshotCursor is
+// copy-on-write rewrite re-adds are counted too. Only routes.SnapshotCursor is
 // counted.
 func (e *Endpoint) CountRange(ctx context.Context, info *routes.TableInfo, cursor, after, until string) (int64, error) {
-	if cursor != SnapshotCursor {
+	if cursor != routes.SnapshotCursor {
 		return 0, fmt.Errorf("%w: counting rows by column %s of an Iceberg table", routes.ErrUnsupported, cursor)
 	}
 	if after == "" {
@@ -97,7 +94,7 @@ func (e *Endpoint) CountRange(ctx context.Context, info *routes.TableInfo, curso
 // current) snapshot: from the data files' null counts when every file has
 // one and no delete file applies, else by a scan of that column.
 func (e *Endpoint) NullCount(ctx context.Context, info *routes.TableInfo, column string) (int64, error) {
-	if column == SnapshotCursor {
+	if column == routes.SnapshotCursor {
 		return 0, nil
 	}
 	base, snapID, err := e.pinned(info.Ref)
@@ -126,7 +123,7 @@ func parseSeq(s string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, routes.BadInput("%s value %q is not a snapshot sequence number", SnapshotCursor, s)
+		return 0, routes.BadInput("%s value %q is not a snapshot sequence number", routes.SnapshotCursor, s)
 	}
 	return n, nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/weirhq/weir/routes/routestest"
 )
 
-// transfer stands in for package incremental (see mysqltest.Transfer).
+// transfer runs one table the way weir does (mysqltest.Transfer).
 var transfer = mysqltest.Transfer
 
 // fixtureURL is the fixture's server URL with extra query parameters.

@@ -52,10 +52,8 @@ func copyFrom(ctx context.Context, src routes.Source, f *objstoretest.Fixture, t
 	defer dst.Close()
 	ref, _ := routes.ParseTableRef(table)
 	spec := routes.CopySpec{Table: ref, Mode: mode, Budget: routes.Budget{Parallel: 3, ChunkBytes: 16 << 10}, Allocator: mem}
-	if mode == routes.ModeAppend {
-		spec.Window = incremental.Watermark(src, dst, "")
-	}
-	return routes.Copy(ctx, src, dst, spec)
+	res, _, err := incremental.Copy(ctx, src, dst, spec, "")
+	return res, err
 }
 
 func expectRows(t *testing.T, ctx context.Context, f *objstoretest.Fixture, table string, want []routestest.Row) {

@@ -69,20 +69,7 @@ func copyURL(t *testing.T, ctx context.Context, srcURL, table, dstURL, destTable
 
 // transfer runs one table the way weir.Transfer does.
 func transfer(ctx context.Context, srcURL, dstURL string, spec routes.CopySpec) (routes.CopyResult, error) {
-	src, err := routes.OpenSource(ctx, srcURL)
-	if err != nil {
-		return routes.CopyResult{}, err
-	}
-	defer src.Close()
-	dst, err := routes.OpenDestination(ctx, dstURL)
-	if err != nil {
-		return routes.CopyResult{}, err
-	}
-	defer dst.Close()
-	if spec.Mode == routes.ModeAppend || spec.Mode == routes.ModeMerge {
-		spec.Window = incremental.Watermark(src, dst, "")
-	}
-	return routes.Copy(ctx, src, dst, spec)
+	return incremental.CopyURLs(ctx, srcURL, dstURL, spec, "")
 }
 
 func cellTransfer(ctx context.Context, srcURL, dstURL string, spec routes.CopySpec) error {

@@ -30,19 +30,9 @@ func childCopy(schema string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	url := os.Getenv(postgrestest.Env)
-	s, err := routes.OpenSource(ctx, url)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	d, err := routes.OpenDestination(ctx, url)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	spec := routes.CopySpec{Table: routes.TableRef{Schema: schema, Name: "src"}, DestTable: routes.TableRef{Schema: schema, Name: "app"},
-		Mode: routes.ModeAppend, Window: incremental.Watermark(s, d, "")}
-	if _, err := routes.Copy(ctx, s, d, spec); err != nil {
+		Mode: routes.ModeAppend}
+	if _, err := incremental.CopyURLs(ctx, url, url, spec, ""); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

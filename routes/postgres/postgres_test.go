@@ -15,19 +15,10 @@ import (
 	"github.com/weirhq/weir/routes/routestest"
 )
 
-// copyTable runs routes.Copy between two tables of the fixture's server.
+// copyTable copies between two tables of the fixture's server
+// (incremental.CopyURLs, as every transfer does).
 func copyTable(ctx context.Context, t *testing.T, f *postgrestest.Fixture, src, dst string, mut func(*routes.CopySpec)) (routes.CopyResult, error) {
 	t.Helper()
-	s, err := routes.OpenSource(ctx, f.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	d, err := routes.OpenDestination(ctx, f.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
 	spec := routes.CopySpec{
 		Table:     routes.TableRef{Schema: f.Schema, Name: src},
 		DestTable: routes.TableRef{Schema: f.Schema, Name: dst},
@@ -36,10 +27,7 @@ func copyTable(ctx context.Context, t *testing.T, f *postgrestest.Fixture, src, 
 	if mut != nil {
 		mut(&spec)
 	}
-	if spec.Mode == routes.ModeAppend || spec.Mode == routes.ModeMerge {
-		spec.Window = incremental.Watermark(s, d, "")
-	}
-	return routes.Copy(ctx, s, d, spec)
+	return incremental.CopyURLs(ctx, f.URL(), f.URL(), spec, "")
 }
 
 func mustCopy(ctx context.Context, t *testing.T, f *postgrestest.Fixture, src, dst string, mut func(*routes.CopySpec)) routes.CopyResult {
