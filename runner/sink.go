@@ -74,7 +74,9 @@ func (run *modelRun) finishSink(ctx context.Context, stage routes.Stage, res arr
 		return abortStage(ctx, stage)
 	}
 	if err == nil {
-		routes.Checkpoint("before-commit")
+		err = routes.Checkpoint("before-commit")
+	}
+	if err == nil {
 		err = run.commit(ctx, stage, n)
 	}
 	if err != nil {
@@ -145,7 +147,9 @@ func (run *modelRun) quarantine(ctx context.Context, chk *checked) error {
 func (run *modelRun) commitQuarantine(ctx context.Context, stage routes.Stage, res array.RecordReader) error {
 	n, err := stage.Write(ctx, res)
 	if err == nil {
-		routes.Checkpoint("before-quarantine-commit")
+		err = routes.Checkpoint("before-quarantine-commit")
+	}
+	if err == nil {
 		marks, cursor := run.newMarks()
 		err = stage.Commit(ctx, incremental.TaskState(run.t.Name, cursor, marks, run.rep.RunID, n))
 	}
