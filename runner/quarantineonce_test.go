@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/weirhq/weir/routes"
@@ -137,6 +138,33 @@ func TestRunner_QuarantineOnceLake(t *testing.T) {
 	for _, table := range []string{"silver.orders__quarantine", "silver.orders"} {
 		if a, b := lakeCount(t, rk, table), lakeCount(t, rc, table); a != b || b == 0 {
 			t.Errorf("%s: %d rows after a crash between the commits, %d after clean runs", table, a, b)
+		}
+	}
+}
+
+// TestContract_RuleMissingColumnNamed: a contract rule that reads a
+// column the model's rows lack fails the run as bad input naming the
+// rule, where it is written and the columns there are — not with DuckDB's
+// binder error over weir's generated check SQL alone.
+func TestContract_RuleMissingColumnNamed(t *testing.T) {
+	d := newLakeDAG(t, "warn")
+	b, err := os.ReadFile(d.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rule = "        - accepted_values: {column: status, values: [paid, refunded, pending]}\n"
+	body := strings.Replace(string(b), rule, rule+"        - sql: \"nosuch > 0\"\n", 1)
+	writeFile(t, d.path, body)
+	r := d.runner(t)
+	d.orders(t, 1, 20)
+	once(t, r, "bronze_orders")
+	_, err = r.Once(testContext(t), "silver_orders")
+	if !errors.Is(err, routes.ErrBadInput) {
+		t.Fatalf("a rule over a missing column: %v, want bad input", err)
+	}
+	for _, want := range []string{`rule sql: nosuch > 0 (the dagfile:`, `reads column "nosuch"`, "they have id, customer_id, amount, status"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
 }

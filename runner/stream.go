@@ -388,7 +388,11 @@ func (run *streamRun) check(ctx context.Context) (int64, error) {
 		q = plan.checkSQL
 	}
 	if err := run.db.Exec(ctx, q); err != nil {
-		return 0, routes.BadInput("contract of %s: %v", run.t.Name, err)
+		blame := ""
+		if c != nil {
+			blame = ruleBlame(c, contractColumns(c), err)
+		}
+		return 0, routes.BadInput("contract of %s: %s%v", run.t.Name, blame, err)
 	}
 	var total, bad int64
 	if err := run.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE %s) FROM %s", badCond, checkedTable), &total, &bad); err != nil {
