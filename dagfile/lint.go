@@ -10,7 +10,7 @@ import (
 	"github.com/weirhq/weir/routes/redact"
 )
 
-// Severity of a finding: errors make `weir lint` exit 1.
+// Severity of a finding: errors make `weir lint` exit 2 (bad input).
 type Severity string
 
 // The severities.

@@ -78,7 +78,7 @@ func (run *modelRun) checkContract(ctx context.Context, c *dagfile.Contract, tex
 		return nil, fmt.Errorf("contract of %s: %w", run.t.Name, err)
 	}
 	if err := run.db.Exec(ctx, plan.checkSQL); err != nil {
-		return nil, routes.BadInput("contract of %s: %v", run.t.Name, err)
+		return nil, routes.BadInput("contract of %s: %s%v", run.t.Name, ruleBlame(c, cols, err), err)
 	}
 	if m := c.Materialization; m != nil && m.SCD2 != nil {
 		plan.goodSQL = scd2SQL(c, plan.goodWhere)
@@ -460,7 +460,7 @@ func (ty *typing) typedFrom(from string, place bool) string {
 	var repl, flags []string
 	for _, col := range ty.cols {
 		id := duck.Ident(col.Name)
-		cast := fmt.Sprintf("TRY_CAST(%s AS %s)", id, col.Type)
+		cast := strictCast(id, col.Type)
 		repl = append(repl, cast+" AS "+id)
 		flags = append(flags, fmt.Sprintf("(%s IS NOT NULL AND %s IS NULL) AS %s", id, cast, ty.flags[col.Name]))
 	}
@@ -473,6 +473,29 @@ func (ty *typing) typedFrom(from string, place bool) string {
 		sel = append(sel, "rowid AS "+rowColumn)
 	}
 	return fmt.Sprintf("SELECT %s FROM %s", strings.Join(sel, ", "), from)
+}
+
+// The integer and timestamp type names strictCast guards.
+var (
+	integerType   = regexp.MustCompile(`(?i)^\s*(u?(tiny|small|big|huge)?int(eger)?|int[1248]|int(16|32|64|128)|long|short|signed)\s*$`)
+	timestampType = regexp.MustCompile(`(?i)^\s*(timestamp(_s|_ms|_ns)?|datetime)\s*$`)
+)
+
+// strictCast is TRY_CAST(id AS typ), NULL (does not cast) where DuckDB's
+// cast would change the value without a word: a number with a fraction
+// into an integer type (DuckDB rounds 7.5 to 8), and a timestamp text
+// with a UTC offset into TIMESTAMP (DuckDB drops the offset: 10:00+02:00
+// became 10:00; it is 08:00 UTC).
+func strictCast(id, typ string) string {
+	cast := fmt.Sprintf("TRY_CAST(%s AS %s)", id, typ)
+	switch {
+	case integerType.MatchString(typ):
+		d := fmt.Sprintf("TRY_CAST(%s AS DOUBLE)", id)
+		return fmt.Sprintf("CASE WHEN %s <> floor(%s) THEN NULL ELSE %s END", d, d, cast)
+	case timestampType.MatchString(typ):
+		return fmt.Sprintf(`CASE WHEN regexp_matches(CAST(%s AS VARCHAR), '[T ]\d\d:\d\d(:\d\d(\.\d+)?)?\s*(Z|[+-]\d\d(:?\d\d)?)$') THEN TRY_CAST(timezone('UTC', TRY_CAST(%s AS TIMESTAMPTZ)) AS %s) ELSE %s END`, id, id, typ, cast)
+	}
+	return cast
 }
 
 // skip is true on a row where one of cols did not cast: the rules on
@@ -624,6 +647,34 @@ func literalList(vals []string) string {
 // folds the rules' literals (an accepted value of the wrong type) instead
 // of the whole check.
 const lintTable = "_weir_lint"
+
+var missingColumn = regexp.MustCompile(`Referenced column "([^"]+)" not found`)
+
+// ruleBlame names the sql rules that read the column a DuckDB binder
+// error says the rows lack, where they are written, and the columns the
+// rows have ("" when the error is another one): DuckDB's own message
+// quotes weir's generated check SQL, not the contract.
+func ruleBlame(c *dagfile.Contract, cols []string, err error) string {
+	m := missingColumn.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	file := c.File
+	if file == "" {
+		file = "the dagfile"
+	}
+	var rules []string
+	for _, r := range c.Rules {
+		if r.SQL != "" && strings.Contains(r.SQL, m[1]) {
+			rules = append(rules, fmt.Sprintf("rule %s (%s:%d)", ruleLabel(r), file, r.Line))
+		}
+	}
+	if len(rules) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s reads column %q, which the rows to check do not have (they have %s): fix the rule or the SQL: ",
+		strings.Join(rules, ", "), m[1], strings.Join(userCols(cols), ", "))
+}
 
 // bindSQL renders the statements that evaluate rule r's checks as
 // contractSQL renders them, over one row of NULLs of the contract's column

@@ -46,6 +46,22 @@ type contractCase struct {
 
 var contractCases = []contractCase{
 	{
+		name: "an integer type refuses a fraction (DuckDB rounds 7.5 to 8) from text and from numbers",
+		contract: `      columns: [{name: n, type: int}, {name: m, type: int32}, {name: d, type: bigint}]
+`,
+		output:  "SELECT * FROM (VALUES ('7', '1', 2.0::DOUBLE), ('7.5', '1', 2.5::DOUBLE), ('1e3', '-0.5', NULL), ('-7.0', '3', 'NaN'::DOUBLE), (' 8 ', '9999999999', 1e300)) t(n, m, d)",
+		reasons: []string{"", "type(n): not BIGINT; type(d): not BIGINT", "type(m): not INTEGER", "type(d): not BIGINT", "type(m): not INTEGER; type(d): not BIGINT"},
+		good:    "7,1,2",
+	},
+	{
+		name: "a timestamp text with a UTC offset is converted to UTC, not stripped of it",
+		contract: `      columns: [{name: ts, type: timestamp}, {name: k, type: int}]
+`,
+		output:  "SELECT * FROM (VALUES ('2024-01-01T10:00:00+02:00', '1'), ('2024-01-01 10:00:00-01:30', '2'), ('2024-01-01T10:00:00Z', '3'), ('2024-01-01 10:00:00', '4'), ('2024-01-01', '5'), ('2024-02-30 10:00:00', '7')) t(ts, k)",
+		reasons: []string{"", "", "", "", "", "type(ts): not TIMESTAMP"},
+		good:    "2024-01-01 00:00:00,5|2024-01-01 08:00:00,1|2024-01-01 10:00:00,3|2024-01-01 10:00:00,4|2024-01-01 11:30:00,2",
+	},
+	{
 		name: "typed before judged: a value that does not cast has one reason",
 		contract: `      columns: [{name: n, type: int}]
       rules:

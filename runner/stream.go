@@ -2,8 +2,11 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -38,8 +41,16 @@ const (
 	// windowMark is the max_bad_ratio window carried to the next run, in
 	// the task state beside the cursor: Offset the bad events, Rows the
 	// events checked. Absent once a window reached min_events and was judged.
-	windowMark        = "stream.window"
-	sourceCommitPhase = "before-source-commit"
+	windowMark = "stream.window"
+	// quarantineFromMark, in the quarantine's own commit (a sink that
+	// cannot commit it with the sink's, see quarantine), is the sink's
+	// cursor the quarantined batch followed; replayMark, in the sink's
+	// commits, the quarantined cursors a run is still reading again (a
+	// JSON array). With them a run after a crash between the two commits
+	// knows which bad events are quarantined already.
+	quarantineFromMark = "stream.quarantine.from"
+	replayMark         = "stream.replay"
+	sourceCommitPhase  = "before-source-commit"
 )
 
 // streamRun is one run of a stream task.
@@ -65,6 +76,14 @@ type streamRun struct {
 	// over them once they are min_events. judged: it was, in this run.
 	checked, bad int64
 	judged       bool
+	// replay are the cursors of quarantine commits whose batch the sink
+	// did not commit (a crash between the two), while the source
+	// (stream.Replayer) delivers that batch again; replayed are the
+	// places (_weir_seq) in the batch being collected of the events at or
+	// before one of them: their bad events are in the quarantine already.
+	replay    []string
+	replayed  []int64
+	replayAll bool // the whole batch (a table source's chunk)
 }
 
 // runStream runs a stream task until its source is drained
@@ -113,8 +132,33 @@ func (r *Runner) newStreamSink(ctx context.Context, t *dagfile.Task, rep *Report
 		run.checked = max(w.Rows, 0)
 		run.bad, _ = strconv.ParseInt(w.Offset, 10, 64)
 	}
+	if run.replay, err = run.pendingQuarantine(ctx, marks); err != nil {
+		return nil, err
+	}
 	run.flat = newFlattener(contractColumns(t.Contract))
 	return run, nil
+}
+
+// pendingQuarantine are the quarantined cursors the sink's cursor has
+// not reached: the quarantine's last commit when it followed the sink's
+// cursor (the run died before the sink's commit), and those a replay
+// committed in the sink had not reached yet (replayMark).
+func (run *streamRun) pendingQuarantine(ctx context.Context, marks incremental.Marks) ([]string, error) {
+	var out []string
+	if m, ok := marks[replayMark]; ok {
+		if err := json.Unmarshal([]byte(m.Offset), &out); err != nil {
+			return nil, fmt.Errorf("sink %s: the task state's %s %q: %w", run.s.Sink, replayMark, m.Offset, err)
+		}
+	}
+	q, found, err := incremental.LoadMarks(ctx, run.sink, run.qref, run.t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("quarantine %s: %w", run.qref, err)
+	}
+	from, ok := q[quarantineFromMark]
+	if to := q[streamMark].Offset; found && ok && from.Offset == run.cursor && to != run.cursor && !slices.Contains(out, to) {
+		out = append(out, to)
+	}
+	return out, nil
 }
 
 func (r *Runner) newStreamRun(ctx context.Context, t *dagfile.Task, rep *Report) (*streamRun, error) {
@@ -244,6 +288,7 @@ func (run *streamRun) collect(ctx context.Context) ([]stream.Event, error) {
 			}
 			return events, fmt.Errorf("stream %s: %w", run.t.Name, err)
 		}
+		run.noteReplayed(len(events))
 		events = append(events, ev)
 	}
 	if err := routes.Checkpoint("poll"); err != nil {
@@ -252,10 +297,38 @@ func (run *streamRun) collect(ctx context.Context) ([]stream.Event, error) {
 	return events, nil
 }
 
+// noteReplayed asks the source whether the event it just delivered (the
+// seq-th of the batch) lies at or before a quarantined cursor still being
+// read again, and forgets the cursors it has read past. A source that
+// cannot tell (stream.Replayer) forgets them all: its bad events are
+// quarantined again.
+func (run *streamRun) noteReplayed(seq int) {
+	if len(run.replay) == 0 {
+		return
+	}
+	rp, ok := run.src.(stream.Replayer)
+	if !ok {
+		run.replay = nil
+		return
+	}
+	again := false
+	run.replay = slices.DeleteFunc(run.replay, func(c string) bool {
+		replayed, done := rp.Replayed(c)
+		again = again || replayed
+		return done
+	})
+	if again {
+		run.replayed = append(run.replayed, int64(seq))
+	}
+}
+
+func (run *streamRun) forgetReplayed() { run.replayed, run.replayAll = run.replayed[:0], false }
+
 // commitBatch flattens, checks, quarantines, writes and commits one batch,
 // then commits the source.
 func (run *streamRun) commitBatch(ctx context.Context, events []stream.Event) error {
 	defer run.dropTemp(context.WithoutCancel(ctx))
+	defer run.forgetReplayed()
 	cursor := run.src.Cursor()
 	rec := run.flat.record(run.r.opts.Allocator, events, run.s.Key)
 	rd, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
@@ -319,7 +392,11 @@ func (run *streamRun) check(ctx context.Context) (int64, error) {
 		q = plan.checkSQL
 	}
 	if err := run.db.Exec(ctx, q); err != nil {
-		return 0, routes.BadInput("contract of %s: %v", run.t.Name, err)
+		blame := ""
+		if c != nil {
+			blame = ruleBlame(c, contractColumns(c), err)
+		}
+		return 0, routes.BadInput("contract of %s: %s%v", run.t.Name, blame, err)
 	}
 	var total, bad int64
 	if err := run.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*), count(*) FILTER (WHERE %s) FROM %s", badCond, checkedTable), &total, &bad); err != nil {
@@ -369,6 +446,10 @@ func (run *streamRun) marks(cursor string) incremental.Marks {
 	if !run.judged && run.checked > 0 {
 		m[windowMark] = incremental.Mark{Offset: strconv.FormatInt(run.bad, 10), Rows: run.checked}
 	}
+	if len(run.replay) > 0 {
+		b, _ := json.Marshal(run.replay)
+		m[replayMark] = incremental.Mark{Offset: string(b), Rows: -1}
+	}
 	return m
 }
 
@@ -376,19 +457,41 @@ func (run *streamRun) marks(cursor string) incremental.Marks {
 // <sink>__quarantine with the batch's cursor. Where the sink can commit
 // two tables in one step (routes.JointStage: PostgreSQL), the quarantine's
 // stage is returned uncommitted, for write to commit with the sink's:
-// exactly once. Elsewhere it is committed now (at-least-once: a run killed
-// before the sink's commit quarantines the batch again).
+// exactly once. Elsewhere it is committed now, with the sink's cursor it
+// follows (quarantineFromMark): a run killed before the sink's commit
+// leaves it there, and the next run, reading the batch again from a
+// stream.Replayer, leaves out the events it holds (replayed): exactly
+// once too. Events of a source that redelivers (SQS, Pub/Sub) are
+// quarantined again: at-least-once.
 func (run *streamRun) quarantine(ctx context.Context, cursor string, bad int64) (*pending, error) {
 	if bad == 0 {
 		return nil, nil
 	}
+	cond := badCond
+	if run.replayAll {
+		return nil, nil
+	}
+	if len(run.replayed) > 0 {
+		seqs := make([]string, len(run.replayed))
+		for i, n := range run.replayed {
+			seqs[i] = strconv.FormatInt(n, 10)
+		}
+		cond += fmt.Sprintf(" AND NOT list_contains([%s], %s)", strings.Join(seqs, ","), seqColumn)
+		if err := run.db.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s", checkedTable, cond), &bad); err != nil {
+			return nil, err
+		}
+		if bad == 0 {
+			return nil, nil
+		}
+	}
 	q := fmt.Sprintf("SELECT coalesce(%s, %s) AS %s, %s AS _weir_payload, %s AS %s FROM %s WHERE %s ORDER BY %s",
-		errorColumn, reasonColumn, reasonColumn, rawColumn, duck.Literal(run.rep.RunID), runColumn, checkedTable, badCond, seqColumn)
+		errorColumn, reasonColumn, reasonColumn, rawColumn, duck.Literal(run.rep.RunID), runColumn, checkedTable, cond, seqColumn)
 	p, err := run.stageTo(ctx, run.qref, nil, q)
 	if err == nil {
 		if _, joint := p.stage.(routes.JointStage); joint {
 			return p, nil
 		}
+		p.quarantine = true
 		err = run.commit(ctx, p, cursor, "before-quarantine-commit")
 	}
 	if err != nil {
@@ -438,6 +541,9 @@ type pending struct {
 	stage routes.Stage
 	n     int64
 	with  *pending // committed in the same step (routes.JointStage)
+	// quarantine: committed alone, before the sink's stage (its state
+	// carries quarantineFromMark).
+	quarantine bool
 }
 
 // stageTo writes a query's rows to a stage of table.
@@ -468,7 +574,11 @@ func (run *streamRun) stageTo(ctx context.Context, table routes.TableRef, key []
 // meanwhile.
 func (run *streamRun) commit(ctx context.Context, p *pending, cursor, phase string) error {
 	state := func(n int64) routes.State {
-		st := incremental.TaskState(run.t.Name, "", run.marks(cursor), run.rep.RunID, n)
+		marks := run.marks(cursor)
+		if p.quarantine {
+			marks[quarantineFromMark] = incremental.Mark{Offset: run.cursor, Rows: -1}
+		}
+		st := incremental.TaskState(run.t.Name, "", marks, run.rep.RunID, n)
 		st.Watermark = cursor // also with the window's mark beside it
 		return st
 	}

@@ -75,6 +75,7 @@ func (r *Runner) resetStreamTo(ctx context.Context, t *dagfile.Task, to string, 
 	}
 	defer run.dropTemp(context.WithoutCancel(ctx))
 	run.checked, run.bad = 0, 0 // the max_bad_ratio window starts again at the new cursor
+	run.replay = nil            // a reset replays on purpose: bad events are quarantined again
 	if err := run.loadEmpty(ctx); err != nil {
 		return err
 	}

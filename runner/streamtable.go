@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,13 +71,25 @@ func (run *streamRun) chunkLoop(ctx context.Context, cs stream.ChunkSource) erro
 		// within a grace period counted from the signal: a big chunk may
 		// take longer than that to write.
 		wctx, cancel := graceful(ctx, routes.AbortTimeout+run.interval)
+		run.chunkReplayed(cs.Cursor())
 		err = run.commitLoaded(wctx, cs.Cursor(), n)
+		run.forgetReplayed()
 		run.dropTemp(wctx)
 		cancel()
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
 	}
+}
+
+// chunkReplayed: a chunk that ends at a quarantined cursor the sink's did
+// not reach (a crash between the two commits) is the chunk quarantined
+// then, read again (the same keys from the same cursor): none of its rows
+// is quarantined again. A chunk that ends elsewhere (the table changed in
+// between) is quarantined as it is: at-least-once.
+func (run *streamRun) chunkReplayed(cursor string) {
+	run.replayAll = slices.Contains(run.replay, cursor)
+	run.replay = nil
 }
 
 // loadChunk reads the next chunk into outTable with the bookkeeping

@@ -47,8 +47,9 @@ an input's schema is not knowable offline), beside MODEL-001 (two sources read
 incrementally) and MODEL-003 (a lookup without its key). With --env-from FILE
 (NAME=value lines, as a .env file or a Secret's keys; values are not read) it
 reports per task the variables its worker or pod must be given: ENV-000 when
-the files have them all, ENV-001 (an error) naming those missing. It exits 1
-when there is an error, 0 with warnings only. See docs/dagfile.md.`,
+the files have them all, ENV-001 (an error) naming those missing. It exits 2 (bad input) when a
+finding is an error, 0 with warnings only, 1 when lint itself cannot run.
+See docs/dagfile.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLint(cmd.Context(), cmd.OutOrStdout(), l) },
 	}
@@ -68,7 +69,8 @@ type lintReport struct {
 	Infos    int               `json:"infos"`
 }
 
-// runLint prints the findings and fails (exit 1) when one is an error.
+// runLint prints the findings and fails when one is an error: the dagfile
+// (or a contract it names) is bad input, exit 2 as at run time.
 func runLint(ctx context.Context, w io.Writer, l lintFlags) error {
 	if l.format != "text" && l.format != "json" {
 		return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("lint: format %q: use text or json", l.format)}
@@ -105,7 +107,7 @@ func runLint(ctx context.Context, w io.Writer, l lintFlags) error {
 		return fmt.Errorf("lint: %w", err)
 	}
 	if r.Errors > 0 {
-		return &ExitCodeError{Code: 1, Err: fmt.Errorf("lint: %s: %d errors, %d warnings", l.file, r.Errors, r.Warnings)}
+		return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("lint: %s: %d errors, %d warnings", l.file, r.Errors, r.Warnings)}
 	}
 	return nil
 }

@@ -50,8 +50,8 @@ rules:
   - sql: fare <= kind
 `), 0o644)
 	code, out := runCmd(t, "lint", "-f", path)
-	if code != 1 {
-		t.Errorf("lint exited %d, want 1\n%s", code, out)
+	if code != ExitBadInput {
+		t.Errorf("lint exited %d, want 2 (bad input)\n%s", code, out)
 	}
 	bad := filepath.Join(dir, "contracts", "bad.yaml")
 	for _, want := range []string{
@@ -84,7 +84,7 @@ func TestLintCmd_EnvFrom(t *testing.T) {
 
 	code, out := runCmd(t, "lint", "-f", dag, "--env-from", partial, "--format", "json")
 	var r lintReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 {
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != ExitBadInput {
 		t.Fatalf("partial: exit %d, %v: %s", code, err, out)
 	}
 	missing := map[string]string{}

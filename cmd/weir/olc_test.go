@@ -71,7 +71,7 @@ func TestOLCExampleCmd(t *testing.T) {
 
 // TestLintCmd_OLC: weir lint checks an OLC contract at file:line:col:
 // keys OLC does not define and the parts weir does not implement are
-// refused by name, and its types, row rules and dataset rules are bound in
+// refused by name (exit 2, bad input), and its types, row rules and dataset rules are bound in
 // DuckDB like weir's own contracts'.
 func TestLintCmd_OLC(t *testing.T) {
 	dir := t.TempDir()
@@ -109,8 +109,8 @@ lineage: {enabled: true}
 materialization: {strategy: merge, partition_by: [kind]}
 `), 0o644)
 	code, out := runCmd(t, "lint", "-f", path)
-	if code != 1 {
-		t.Errorf("lint exited %d, want 1\n%s", code, out)
+	if code != ExitBadInput {
+		t.Errorf("lint exited %d, want 2 (bad input: OLC-001 names the key)\n%s", code, out)
 	}
 	for _, want := range []string{
 		contract + ":5:49: error OLC-001: model.fields[0].masking: OLC model.fields[0].masking is not supported by weir: values are not masked",
@@ -142,7 +142,7 @@ quality:
     - {name: broken, sql: "id >"}
 `), 0o644)
 	code, out = runCmd(t, "lint", "-f", path)
-	if code != 1 || !strings.Contains(out, contract+":6:7: error CONTRACT-001: task silver: contract: column fare: type \"flaot\"") {
+	if code != ExitBadInput || !strings.Contains(out, contract+":6:7: error CONTRACT-001: task silver: contract: column fare: type \"flaot\"") {
 		t.Errorf("lint exited %d:\n%s", code, out)
 	}
 	os.WriteFile(contract, []byte(`version: 1.0.0
@@ -174,7 +174,7 @@ quality:
 			t.Errorf("lint output lacks %q:\n%s", want, out)
 		}
 	}
-	if code != 1 {
-		t.Errorf("lint exited %d, want 1", code)
+	if code != ExitBadInput {
+		t.Errorf("lint exited %d, want 2", code)
 	}
 }

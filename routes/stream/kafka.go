@@ -49,7 +49,12 @@ type kafkaSource struct {
 	seekOnce sync.Once
 	next     map[int32]int64 // the next offset to read, per partition
 	buf      []*kgo.Record
-	pending  bool // records handed out since the last Commit: rebalances are held
+	pending  bool        // records handed out since the last Commit: rebalances are held
+	last     *kgo.Record // the record Next returned last
+	replay   struct {    // Replayed's cursor, decoded
+		cursor string
+		next   map[int32]int64
+	}
 }
 
 func openKafka(ctx context.Context, u *url.URL, opts Options) (*kafkaSource, error) {
@@ -142,7 +147,7 @@ func (s *kafkaSource) Next(ctx context.Context) (Event, error) {
 	s.buf[0] = nil
 	s.buf = s.buf[1:]
 	s.next[r.Partition] = r.Offset + 1
-	s.pending = true
+	s.pending, s.last = true, r
 	return Parse(r.Value), nil
 }
 
@@ -155,6 +160,30 @@ func (s *kafkaSource) allowIfIdle() {
 }
 
 func (s *kafkaSource) Cursor() string { return encodeKafkaCursor(s.next) }
+
+// Replayed: the last record's offset is below cursor's next offset of
+// its partition; done once every partition of cursor is read that far.
+func (s *kafkaSource) Replayed(cursor string) (replayed, done bool) {
+	if cursor != s.replay.cursor {
+		m, err := decodeKafkaCursor(cursor)
+		if err != nil {
+			return false, true
+		}
+		s.replay.cursor, s.replay.next = cursor, m
+	}
+	m := s.replay.next
+	if s.last != nil {
+		if next, ok := m[s.last.Partition]; ok && s.last.Offset < next {
+			replayed = true
+		}
+	}
+	for p, next := range m {
+		if s.next[p] < next {
+			return replayed, false
+		}
+	}
+	return replayed, true
+}
 
 // Commit commits the offsets to the group (for lag monitoring and for
 // consumers that do not read the sink's cursor), then lets a held

@@ -33,8 +33,9 @@ type sseSource struct {
 	url    string
 	opts   Options
 	client *http.Client
-	lastID string // the id the next connection resumes after
-	cursor string // the id of the last event Next returned
+	lastID string          // the id the next connection resumes after
+	cursor string          // the id of the last event Next returned
+	passed map[string]bool // Replayed: cursors an event since Seek was at
 	ch     chan sseItem
 	stop   context.CancelFunc
 	done   chan struct{}
@@ -85,6 +86,23 @@ func (s *sseSource) Next(ctx context.Context) (Event, error) {
 }
 
 func (s *sseSource) Cursor() string { return s.cursor }
+
+// Replayed: SSE ids are opaque, but a server that honours Last-Event-ID
+// replays in its order, so the events up to the one whose id is cursor
+// are replayed, and the ones after it are new.
+func (s *sseSource) Replayed(cursor string) (replayed, done bool) {
+	if s.passed[cursor] {
+		return false, true
+	}
+	if s.cursor == cursor {
+		if s.passed == nil {
+			s.passed = map[string]bool{}
+		}
+		s.passed[cursor] = true
+		return true, true
+	}
+	return true, false
+}
 
 // Drained is true while the server is reachable (link.drained): an
 // available_now run does not end while its source is down.

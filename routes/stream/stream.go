@@ -49,6 +49,21 @@ type Source interface {
 	Close() error
 }
 
+// Replayer is a source whose Seek delivers again, in the order of their
+// first delivery (per partition for Kafka), the events it delivered
+// before: SSE (Last-Event-ID), WebSocket with a cursor field, Kafka. A
+// runner uses it to tell an event it already handled (quarantined) before
+// a crash from a new one. SQS and Pub/Sub redeliver in any order and are
+// not Replayers.
+type Replayer interface {
+	// Replayed is asked after each Next, in order, about cursor (a value
+	// Cursor returned in an earlier run, at or after the one Seek was
+	// given): replayed reports whether the event Next returned last lies
+	// at or before cursor, done whether every event up to cursor has now
+	// been delivered again.
+	Replayed(cursor string) (replayed, done bool)
+}
+
 // Drainer is a source that knows when it has delivered everything there
 // is now (Kafka: every partition read to its end offset). Without it, an
 // available_now run ends at the first batch_interval without an event.

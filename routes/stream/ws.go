@@ -38,6 +38,7 @@ type wsSource struct {
 	opts      Options
 	after     string // skip events whose cursor is at or below this one
 	cursor    string // the cursor of the last event Next returned
+	last      string // the cursor field of the last event Next returned ("" without one)
 	ch        chan wsItem
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -79,6 +80,7 @@ func (s *wsSource) Next(ctx context.Context) (Event, error) {
 		if it.cur != "" {
 			s.cursor = it.cur
 		}
+		s.last = it.cur
 		s.sent()
 		return it.ev, nil
 	case <-ctx.Done():
@@ -87,6 +89,20 @@ func (s *wsSource) Next(ctx context.Context) (Event, error) {
 }
 
 func (s *wsSource) Cursor() string { return s.cursor }
+
+// Replayed compares the last event's cursor field with cursor
+// (CompareCursors). Without a cursor field nothing can be told: every
+// event is new.
+func (s *wsSource) Replayed(cursor string) (replayed, done bool) {
+	if s.opts.CursorField == "" || cursor == "" {
+		return false, true
+	}
+	done = s.cursor != "" && CompareCursors(s.cursor, cursor) >= 0
+	if s.last == "" { // an event without the field: replayed until the cursor was reached
+		return !done, done
+	}
+	return CompareCursors(s.last, cursor) <= 0, done
+}
 
 // Drained is true while the server is reachable and sends nothing new,
 // not even replays: a feed that replays what the cursor holds keeps an
