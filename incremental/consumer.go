@@ -50,6 +50,11 @@ func StateKey(task string) string { return StatePrefix + task }
 type Mark struct {
 	Offset string // consumed through this offset, inclusive; "" = nothing yet
 	Rows   int64  // rows at or below Offset when committed; -1 when not counted
+	// Page is the place inside the snapshot a first read is paging
+	// through (routes.SnapshotPager), "<snapshot>:<rows consumed>"; ""
+	// when no first read is under way. Offset stays "" until the last
+	// page, whose commit moves it to the snapshot.
+	Page string
 }
 
 // Marks are a task's places in its sources, by source (view) name.
@@ -60,6 +65,9 @@ func (m Marks) Encode() string {
 	q := url.Values{}
 	for name, mk := range m {
 		q.Set(name, mk.Offset)
+		if mk.Page != "" {
+			q.Set(name+".page", mk.Page)
+		}
 		if mk.Rows >= 0 {
 			q.Set(name+".rows", strconv.FormatInt(mk.Rows, 10))
 		}
@@ -75,8 +83,8 @@ func DecodeMarks(s string) (Marks, error) {
 	}
 	m := Marks{}
 	for k, v := range q {
-		if !strings.HasSuffix(k, ".rows") && len(v) > 0 {
-			m[k] = Mark{Offset: v[0], Rows: rowsOf(q, k)}
+		if !strings.HasSuffix(k, ".rows") && !strings.HasSuffix(k, ".page") && len(v) > 0 {
+			m[k] = Mark{Offset: v[0], Rows: rowsOf(q, k), Page: q.Get(k + ".page")}
 		}
 	}
 	return m, nil
@@ -187,6 +195,7 @@ type Consumer struct {
 	info      *routes.TableInfo
 	cursor    string
 	pos       string
+	page      string // the place inside a snapshot a first read pages through (Mark.Page)
 	committed *Mark
 }
 
@@ -233,7 +242,7 @@ func consumerCursor(info *routes.TableInfo, cursor string) (string, error) {
 func (c *Consumer) place(ctx context.Context) error {
 	switch {
 	case c.committed != nil:
-		c.pos = c.committed.Offset
+		c.pos, c.page = c.committed.Offset, c.committed.Page
 	case c.cfg.Start.Latest:
 		head, _, err := c.Head(ctx)
 		c.pos = head
@@ -277,7 +286,12 @@ func (c *Consumer) Committed() (Mark, bool) {
 
 // Seek moves the position; "" is the start of the table. It takes effect
 // in the sink only when a batch read from there is committed.
-func (c *Consumer) Seek(offset string) { c.pos = offset }
+func (c *Consumer) Seek(offset string) { c.pos, c.page = offset, "" }
+
+// Page is the place inside a snapshot where a first read that pages
+// (PollOptions.MaxRows over a routes.SnapshotPager) goes on: "" when none
+// is under way.
+func (c *Consumer) Page() string { return c.page }
 
 // Head returns the table's highest offset now; ok is false for an empty table.
 func (c *Consumer) Head(ctx context.Context) (string, bool, error) {
@@ -399,15 +413,21 @@ type Batch struct {
 	Base      int64         // rows at or below From now (PollOptions.Count); -1 when not counted
 	Head      string        // the table's head when polled ("" for an empty table or At)
 	Stream    routes.Stream // the rows; the caller releases it
+	// Paging: a page of a first read of one snapshot (routes.SnapshotPager).
+	// Its end is known once Stream is drained: To becomes the snapshot when
+	// the page reached the snapshot's last row, else Page is the place the
+	// next page starts at (and To stays From).
+	Paging bool
+	Page   string
 }
 
 // Mark is the mark committing b records: To, and the rows at or below it
 // when b was counted.
 func (b *Batch) Mark() Mark {
 	if b.Base < 0 {
-		return Mark{Offset: b.To, Rows: -1}
+		return Mark{Offset: b.To, Rows: -1, Page: b.Page}
 	}
-	return Mark{Offset: b.To, Rows: b.Base + b.Rows()}
+	return Mark{Offset: b.To, Rows: b.Base + b.Rows(), Page: b.Page}
 }
 
 // Rows returns the rows the stream has delivered so far.
@@ -427,8 +447,13 @@ type PollOptions struct {
 func (c *Consumer) Poll(ctx context.Context, opts PollOptions) (*Batch, error) {
 	routes.Checkpoint("poll")
 	b := &Batch{Source: c.cfg.Name, From: c.pos, To: c.pos, Base: -1}
-	if c.cursor == SnapshotCursor && c.pos == "" && opts.Until == "" {
-		return c.pollSnapshot(ctx, b)
+	if c.cursor == SnapshotCursor && c.pos == "" {
+		if p, ok := routes.As[routes.SnapshotPager](c.cfg.Source); ok && (c.page != "" || opts.MaxRows > 0) {
+			return c.pollPage(ctx, b, p, opts.MaxRows) // a pending batch (Until) is the same page again
+		}
+		if opts.Until == "" {
+			return c.pollSnapshot(ctx, b)
+		}
 	}
 	head, ok, err := c.Head(ctx)
 	if err != nil {
@@ -460,7 +485,7 @@ func (c *Consumer) Poll(ctx context.Context, opts PollOptions) (*Batch, error) {
 // At returns an empty batch at the position: committing it records just
 // the position (Seek, At and Commit are how `weir reset` moves a task).
 func (c *Consumer) At(ctx context.Context) (*Batch, error) {
-	b := &Batch{Source: c.cfg.Name, From: c.pos, To: c.pos, Empty: true, Base: -1}
+	b := &Batch{Source: c.cfg.Name, From: c.pos, To: c.pos, Empty: true, Base: -1, Page: c.page}
 	var err error
 	b.Stream, err = c.open(ctx, c.pos, c.pos, nil)
 	return b, err
@@ -520,7 +545,7 @@ func CommitAll(ctx context.Context, stage routes.Stage, st routes.State, batches
 	}
 	for c, b := range batches {
 		mk := b.Mark()
-		c.pos, c.committed = b.To, &mk
+		c.pos, c.page, c.committed = b.To, mk.Page, &mk
 	}
 	return nil
 }
@@ -555,8 +580,11 @@ func ReadTable(ctx context.Context, src routes.Source, info *routes.TableInfo, b
 
 // StreamRows returns the rows a stream from Poll or ReadTable delivered.
 func StreamRows(s routes.Stream) int64 {
-	if cs, ok := s.(*chainStream); ok {
-		return cs.rows.Load()
+	switch s := s.(type) {
+	case *chainStream:
+		return s.rows.Load()
+	case *pageStream:
+		return s.rows
 	}
 	return 0
 }
@@ -605,6 +633,12 @@ func (c *Consumer) RowsThrough(ctx context.Context, offset string) (int64, error
 func (c *Consumer) bound(ctx context.Context, head string, maxRows int64) (string, error) {
 	if maxRows <= 0 {
 		return head, nil
+	}
+	if rc, ok := routes.As[routes.RangeCounter](c.cfg.Source); ok {
+		// A count (an index range scan) is cheaper than the cursor column.
+		if n, err := rc.CountRange(ctx, c.info, c.cursor, c.pos, head); err == nil && n <= maxRows {
+			return head, nil
+		}
 	}
 	s, err := c.open(ctx, c.pos, head, []string{c.cursor})
 	if err != nil {
@@ -686,6 +720,18 @@ func int64Value(col arrow.Array, i int) int64 {
 		return int64(a.Value(i))
 	}
 	return 0
+}
+
+// Boundable reports whether max_batch_rows can bound a batch of the
+// table by its cursor column: an integer, timestamp or date column.
+func Boundable(info *routes.TableInfo, cursor string) bool {
+	s := info.Schema()
+	i := s.FieldIndices(cursor)
+	if len(i) == 0 {
+		return false
+	}
+	_, err := cursorFormat(s.Field(i[0]).Type)
+	return err == nil
 }
 
 // cursorFormat renders a cursor value the way sources encode offsets:
