@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,6 +13,7 @@ import (
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/runner/duck"
 )
 
 // The memory rule of a model run (docs/runner.md, "Memory"):
@@ -71,8 +73,27 @@ func rowBytes(schema *arrow.Schema) int64 {
 }
 
 // wholeOps are the operators of a DuckDB plan whose result over the whole
-// input differs from the union of their results over its batches.
-var wholeOps = regexp.MustCompile(`\b(WINDOW|STREAMING_WINDOW|HASH_GROUP_BY|PERFECT_HASH_GROUP_BY|UNGROUPED_AGGREGATE|TOP_N|LIMIT|STREAMING_LIMIT|LIMIT_PERCENT|SAMPLE|RESERVOIR_SAMPLE)\b`)
+// input differs from the union of their results over its batches, named
+// as planOps normalizes them.
+var wholeOps = map[string]bool{
+	"HASH_GROUP_BY": true, "PERFECT_HASH_GROUP_BY": true, "UNGROUPED_AGGREGATE": true, "SIMPLE_AGGREGATE": true,
+	"WINDOW": true, "STREAMING_WINDOW": true, "TOP_N": true, "LIMIT": true, "STREAMING_LIMIT": true,
+	"LIMIT_PERCENT": true, "SAMPLE": true, "RESERVOIR_SAMPLE": true, "STREAMING_SAMPLE": true,
+}
+
+// planHeader is an operator's box header in DuckDB's EXPLAIN text:
+// "╭─ Hash Group By ───╮".
+var planHeader = regexp.MustCompile(`╭─+ ([A-Za-z_ ]+?) [─┴]`)
+
+// planOps lists the operators of an EXPLAIN text, upper case with
+// underscores (HASH_GROUP_BY).
+func planOps(plan string) []string {
+	var ops []string
+	for _, m := range planHeader.FindAllStringSubmatch(plan, -1) {
+		ops = append(ops, strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(m[1]), " ", "_")))
+	}
+	return ops
+}
 
 // wholeReason says why a model's SQL cannot run batch by batch ("" when it
 // can), given the tables it reads and its DuckDB plan. A declared
@@ -82,8 +103,13 @@ func wholeReason(m *dagfile.Model, read []string, plan string) string {
 	if m.Aggregate != nil || slices.Contains(read, dagfile.ThisView) {
 		return ""
 	}
-	if op := wholeOps.FindString(plan); op != "" {
-		return fmt.Sprintf("its plan has %s over its input, which gives other rows batch by batch than over the whole input (declare aggregate: or merge with this to make it incremental)", op)
+	if strings.Contains(plan, "Sample Method:") { // a sample pushed into the scan
+		return "its plan samples its input, which gives other rows batch by batch than over the whole input"
+	}
+	for _, op := range planOps(plan) {
+		if wholeOps[op] {
+			return fmt.Sprintf("its plan has %s over its input, which gives other rows batch by batch than over the whole input (declare aggregate: or merge with this to make it incremental)", op)
+		}
 	}
 	return ""
 }
@@ -149,11 +175,22 @@ func (run *modelRun) wholeWhy(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("plan %s: %w", run.t.Name, err)
 		}
 	}
-	plan, err := db.Plan(ctx, text)
+	plan, err := rawPlan(ctx, db, text)
 	if err != nil {
 		return "", nil
 	}
 	return wholeReason(run.m, read, plan), nil
+}
+
+// rawPlan is DuckDB's plan of text without its optimizer: over the empty
+// tables the shape is judged on, the optimizer would drop a LIMIT (the
+// table's statistics say it holds fewer rows).
+func rawPlan(ctx context.Context, db *duck.DB, text string) (string, error) {
+	if err := db.Exec(ctx, "PRAGMA disable_optimizer"); err != nil {
+		return "", err
+	}
+	defer db.Exec(context.WithoutCancel(ctx), "PRAGMA enable_optimizer")
+	return db.Plan(ctx, text)
 }
 
 // more reports whether the source has more than this batch read, up to

@@ -7,7 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/runner/duck"
 )
 
 // pagedYAML: orders in PostgreSQL, copied to an Iceberg lake in one
@@ -164,5 +168,99 @@ func TestRunner_FirstRunPagedResumes(t *testing.T) {
 			once(t, r, "whole_"+src)
 			sameRows(t, src, sinkRows(t, d, r, src, "paged"), sinkRows(t, d, r, src, "whole"))
 		})
+	}
+}
+
+// TestWholeReason_Plans: the SQL shapes that give other rows batch by
+// batch than over the whole input (windows, aggregates, DISTINCT, LIMIT,
+// samples) run whole; row-wise SQL (projections, filters, unnests, CASE,
+// a join to a lookup, a UNION ALL of per-row transforms) and SQL that
+// merges with this or declares aggregate: run batch by batch.
+func TestWholeReason_Plans(t *testing.T) {
+	ctx := testContext(t)
+	db, err := duck.Open(ctx, duck.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		"CREATE TEMP TABLE input (id BIGINT, amount DECIMAL(12,2), status VARCHAR, tags VARCHAR[])",
+		"CREATE TEMP TABLE c (id BIGINT, country VARCHAR)",
+		"CREATE TEMP TABLE this (status VARCHAR, n BIGINT)",
+	} {
+		if err := db.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		sql   string
+		whole bool
+	}{
+		{"SELECT id, amount FROM input", false},
+		{"SELECT id, lower(status) AS s FROM input WHERE amount > 0 ORDER BY id", false},
+		{"SELECT id, unnest(tags) AS tag FROM input", false},
+		{"SELECT i.id, c.country FROM input i LEFT JOIN c ON c.id = i.id", false},
+		{"SELECT id FROM input WHERE amount > 0 UNION ALL SELECT id FROM input WHERE amount < 0", false},
+		{"SELECT CASE WHEN amount > 10 THEN 'big' ELSE 'small' END AS size, id FROM input", false},
+		{"SELECT status, count(*) AS n FROM input GROUP BY status", true},
+		{"SELECT count(*) AS n FROM input", true},
+		{"SELECT DISTINCT status FROM input", true},
+		{"SELECT id, row_number() OVER (ORDER BY id) AS rn FROM input", true},
+		{"SELECT id, sum(amount) OVER (PARTITION BY status) AS s FROM input", true},
+		{"SELECT id FROM input LIMIT 10", true},
+		{"SELECT id FROM input ORDER BY amount DESC LIMIT 3", true},
+		{"SELECT id FROM input USING SAMPLE 10%", true},
+		{"SELECT id FROM input WHERE amount > (SELECT avg(amount) FROM input)", true},
+	}
+	for _, c := range cases {
+		read, err := db.TablesRead(ctx, c.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := rawPlan(ctx, db, c.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		if why := wholeReason(&dagfile.Model{}, read, plan); (why != "") != c.whole {
+			t.Errorf("%s: whole reason %q, want whole=%v; plan:\n%s", c.sql, why, c.whole, plan)
+		}
+		if why := wholeReason(&dagfile.Model{Aggregate: &dagfile.Aggregate{}}, read, plan); why != "" {
+			t.Errorf("%s with aggregate: declared: whole reason %q, want none", c.sql, why)
+		}
+	}
+	merge := "SELECT i.status, count(*) + coalesce(max(t.n), 0) AS n FROM input i LEFT JOIN this t USING (status) GROUP BY i.status"
+	read, err := db.TablesRead(ctx, merge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := db.Plan(ctx, merge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := wholeReason(&dagfile.Model{}, read, plan); why != "" {
+		t.Errorf("a merge with this: whole reason %q, want none", why)
+	}
+}
+
+// TestDefaultBatchRows_MemoryRule: the default batch is the budget over
+// 8 row widths, at least 10,000 rows; the docs' example (the bench's
+// orders at 1 GiB) holds.
+func TestDefaultBatchRows_MemoryRule(t *testing.T) {
+	orders := arrow.NewSchema([]arrow.Field{
+		{Name: "order_id", Type: arrow.PrimitiveTypes.Int64}, {Name: "customer_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 12, Scale: 2}}, {Name: "status", Type: arrow.BinaryTypes.String},
+		{Name: "ordered_at", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
+	}, nil)
+	if got := DefaultBatchRows(1<<30, orders); got != (1<<30)/(8*77) {
+		t.Fatalf("orders at 1 GiB: %d rows a batch, want %d (77 bytes a row)", got, (1<<30)/(8*77))
+	}
+	if got := DefaultBatchRows(1<<20, orders); got != minBatchRows {
+		t.Fatalf("a tiny budget: %d rows, want the floor %d", got, minBatchRows)
+	}
+	if got := DefaultBatchRows(1<<30, arrow.NewSchema(nil, nil)); got != (1<<30)/8 {
+		t.Fatalf("no columns: %d", got)
+	}
+	if got := engineMemoryLimit(1 << 30); got != "512MB" {
+		t.Fatalf("memory_limit of 1 GiB: %s, want 512MB", got)
 	}
 }
