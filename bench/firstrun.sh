@@ -23,12 +23,12 @@ make_source() { # ROWS
 	psql_q -c "CREATE SCHEMA IF NOT EXISTS $S"
 	if [ "$(psql_q -c "SELECT count(*) FROM pg_class WHERE oid = to_regclass('$t')")" = 1 ]; then return; fi
 	echo "building $t ($n rows)..." >&2
-	psql_q -c "CREATE UNLOGGED TABLE ${t}_tmp AS
+	psql_q -c "DROP TABLE IF EXISTS ${t}_tmp" -c "CREATE UNLOGGED TABLE ${t}_tmp AS
 	  SELECT g::int8 AS order_id, 1 + (g * 7919) % 400 AS customer_id,
 	         (5 + (g * 31) % 400 + (g % 100) / 100.0)::numeric(12,2) AS amount,
 	         (ARRAY['paid','refunded','pending','Paid'])[1 + (g * 13) % 4] AS status,
 	         timestamp '2024-01-01' + g * interval '1 minute' AS ordered_at
-	  FROM generate_series(1, $n) g" \
+	  FROM generate_series(1::int8, $n) g" \
 	  -c "ALTER TABLE ${t}_tmp SET LOGGED" -c "ALTER TABLE ${t}_tmp ADD PRIMARY KEY (order_id)" \
 	  -c "ALTER TABLE ${t}_tmp RENAME TO orders_$n" -c "VACUUM ANALYZE $t"
 }
