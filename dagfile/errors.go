@@ -32,6 +32,11 @@ const (
 	RuleModelLookupKey = "MODEL-003"
 	// RuleModelUnbound: a model's SQL could not be bound: an input's schema is not knowable offline.
 	RuleModelUnbound = "MODEL-004"
+	// RuleModelWhole: a model whose SQL cannot run batch by batch (a window,
+	// an aggregate without aggregate: or this, a LIMIT over its input): its
+	// first run reads its input whole, in DuckDB's memory_limit, spilling to
+	// its temp_directory.
+	RuleModelWhole = "MODEL-006"
 )
 
 // Error is one problem in a dagfile, located at File:Line:Col. Key is the

@@ -65,6 +65,7 @@ var Rules = []RuleInfo{
 	{RuleModelSQL, SeverityError, "a model's SQL does not parse, or does not bind against its inputs' schemas where lint knows them (checked by weir lint, which links DuckDB)"},
 	{RuleModelLookupKey, SeverityError, "an incremental model's lookup without key: weir could not find rows with no match, and an inner join would drop them silently"},
 	{RuleModelUnbound, SeverityInfo, "a model's SQL was parsed but not bound: an input's schema is not knowable offline (say which)"},
+	{RuleModelWhole, SeverityInfo, "a model's SQL cannot run batch by batch (a window, an aggregate with neither aggregate: nor this, a LIMIT): its input is read whole, in DuckDB's memory_limit, spilling to disk (say why)"},
 	{RuleModelAggregate, SeverityError, "a model's aggregate: an unknown measure function, count_distinct outside mode: replace, a group_by or measure column not in the SQL's output, sum or avg over a non-numeric column, a declared type DuckDB refuses"},
 }
 

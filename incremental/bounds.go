@@ -18,6 +18,12 @@ func (c *Consumer) bound(ctx context.Context, head string, maxRows int64) (strin
 	if maxRows <= 0 {
 		return head, nil
 	}
+	if rc, ok := routes.As[routes.RangeCounter](c.cfg.Source); ok {
+		// A count (an index range scan) is cheaper than the cursor column.
+		if n, err := rc.CountRange(ctx, c.info, c.cursor, c.pos, head); err == nil && n <= maxRows {
+			return head, nil
+		}
+	}
 	s, err := c.open(ctx, c.pos, head, []string{c.cursor})
 	if err != nil {
 		return "", err
@@ -98,6 +104,18 @@ func int64Value(col arrow.Array, i int) int64 {
 		return int64(a.Value(i))
 	}
 	return 0
+}
+
+// Boundable reports whether max_batch_rows can bound a batch of the
+// table by its cursor column: an integer, timestamp or date column.
+func Boundable(info *routes.TableInfo, cursor string) bool {
+	s := info.Schema()
+	i := s.FieldIndices(cursor)
+	if len(i) == 0 {
+		return false
+	}
+	_, err := cursorFormat(s.Field(i[0]).Type)
+	return err == nil
 }
 
 // cursorFormat renders a cursor value the way sources encode offsets:

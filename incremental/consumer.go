@@ -12,7 +12,6 @@ import (
 	"github.com/weirhq/weir/routes"
 )
 
-
 // Config sets up one consumer: one source table of one task.
 type Config struct {
 	Task      string            // the consumer group (task name)
@@ -35,6 +34,7 @@ type Consumer struct {
 	info      *routes.TableInfo
 	cursor    string
 	pos       string
+	page      string // the place inside a snapshot a first read pages through (Mark.Page)
 	committed *Mark
 }
 
@@ -81,7 +81,7 @@ func consumerCursor(info *routes.TableInfo, cursor string) (string, error) {
 func (c *Consumer) place(ctx context.Context) error {
 	switch {
 	case c.committed != nil:
-		c.pos = c.committed.Offset
+		c.pos, c.page = c.committed.Offset, c.committed.Page
 	case c.cfg.Start.Latest:
 		head, _, err := c.Head(ctx)
 		c.pos = head
@@ -125,7 +125,12 @@ func (c *Consumer) Committed() (Mark, bool) {
 
 // Seek moves the position; "" is the start of the table. It takes effect
 // in the sink only when a batch read from there is committed.
-func (c *Consumer) Seek(offset string) { c.pos = offset }
+func (c *Consumer) Seek(offset string) { c.pos, c.page = offset, "" }
+
+// Page is the place inside a snapshot where a first read that pages
+// (PollOptions.MaxRows over a routes.SnapshotPager) goes on: "" when none
+// is under way.
+func (c *Consumer) Page() string { return c.page }
 
 // Head returns the table's highest offset now; ok is false for an empty table.
 func (c *Consumer) Head(ctx context.Context) (string, bool, error) {
@@ -149,15 +154,21 @@ type Batch struct {
 	Base      int64         // rows at or below From now (PollOptions.Count); -1 when not counted
 	Head      string        // the table's head when polled ("" for an empty table or At)
 	Stream    routes.Stream // the rows; the caller releases it
+	// Paging: a page of a first read of one snapshot (routes.SnapshotPager).
+	// Its end is known once Stream is drained: To becomes the snapshot when
+	// the page reached the snapshot's last row, else Page is the place the
+	// next page starts at (and To stays From).
+	Paging bool
+	Page   string
 }
 
 // Mark is the mark committing b records: To, and the rows at or below it
 // when b was counted.
 func (b *Batch) Mark() Mark {
 	if b.Base < 0 {
-		return Mark{Offset: b.To, Rows: -1}
+		return Mark{Offset: b.To, Rows: -1, Page: b.Page}
 	}
-	return Mark{Offset: b.To, Rows: b.Base + b.Rows()}
+	return Mark{Offset: b.To, Rows: b.Base + b.Rows(), Page: b.Page}
 }
 
 // Rows returns the rows the stream has delivered so far.
@@ -179,8 +190,13 @@ func (c *Consumer) Poll(ctx context.Context, opts PollOptions) (*Batch, error) {
 		return nil, err
 	}
 	b := &Batch{Source: c.cfg.Name, From: c.pos, To: c.pos, Base: -1}
-	if c.cursor == routes.SnapshotCursor && c.pos == "" && opts.Until == "" {
-		return c.pollSnapshot(ctx, b)
+	if c.cursor == routes.SnapshotCursor && c.pos == "" {
+		if p, ok := routes.As[routes.SnapshotPager](c.cfg.Source); ok && (c.page != "" || opts.MaxRows > 0) {
+			return c.pollPage(ctx, b, p, opts.MaxRows) // a pending batch (Until) is the same page again
+		}
+		if opts.Until == "" {
+			return c.pollSnapshot(ctx, b)
+		}
 	}
 	head, ok, err := c.Head(ctx)
 	if err != nil {
@@ -212,7 +228,7 @@ func (c *Consumer) Poll(ctx context.Context, opts PollOptions) (*Batch, error) {
 // At returns an empty batch at the position: committing it records just
 // the position (Seek, At and Commit are how `weir reset` moves a task).
 func (c *Consumer) At(ctx context.Context) (*Batch, error) {
-	b := &Batch{Source: c.cfg.Name, From: c.pos, To: c.pos, Empty: true, Base: -1}
+	b := &Batch{Source: c.cfg.Name, From: c.pos, To: c.pos, Empty: true, Base: -1, Page: c.page}
 	var err error
 	b.Stream, err = c.open(ctx, c.pos, c.pos, nil)
 	return b, err
@@ -272,7 +288,7 @@ func CommitAll(ctx context.Context, stage routes.Stage, st routes.State, batches
 	}
 	for c, b := range batches {
 		mk := b.Mark()
-		c.pos, c.committed = b.To, &mk
+		c.pos, c.page, c.committed = b.To, mk.Page, &mk
 	}
 	return nil
 }
@@ -307,8 +323,11 @@ func ReadTable(ctx context.Context, src routes.Source, info *routes.TableInfo, b
 
 // StreamRows returns the rows a stream from Poll or ReadTable delivered.
 func StreamRows(s routes.Stream) int64 {
-	if cs, ok := s.(*routes.Serial); ok {
-		return cs.Rows()
+	switch s := s.(type) {
+	case *routes.Serial:
+		return s.Rows()
+	case *pageStream:
+		return s.rows
 	}
 	return 0
 }

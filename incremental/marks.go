@@ -42,6 +42,11 @@ func StateKey(task string) string { return StatePrefix + task }
 type Mark struct {
 	Offset string // consumed through this offset, inclusive; "" = nothing yet
 	Rows   int64  // rows at or below Offset when committed; -1 when not counted
+	// Page is the place inside the snapshot a first read is paging
+	// through (routes.SnapshotPager), "<snapshot>:<rows consumed>"; ""
+	// when no first read is under way. Offset stays "" until the last
+	// page, whose commit moves it to the snapshot.
+	Page string
 }
 
 // Marks are a task's places in its sources, by source (view) name.
@@ -52,6 +57,9 @@ func (m Marks) Encode() string {
 	q := url.Values{}
 	for name, mk := range m {
 		q.Set(name, mk.Offset)
+		if mk.Page != "" {
+			q.Set(name+".page", mk.Page)
+		}
 		if mk.Rows >= 0 {
 			q.Set(name+".rows", strconv.FormatInt(mk.Rows, 10))
 		}
@@ -67,8 +75,8 @@ func DecodeMarks(s string) (Marks, error) {
 	}
 	m := Marks{}
 	for k, v := range q {
-		if !strings.HasSuffix(k, ".rows") && len(v) > 0 {
-			m[k] = Mark{Offset: v[0], Rows: rowsOf(q, k)}
+		if !strings.HasSuffix(k, ".rows") && !strings.HasSuffix(k, ".page") && len(v) > 0 {
+			m[k] = Mark{Offset: v[0], Rows: rowsOf(q, k), Page: q.Get(k + ".page")}
 		}
 	}
 	return m, nil

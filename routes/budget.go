@@ -78,3 +78,6 @@ func cgroupMemoryLimit() int64 {
 	}
 	return 0
 }
+
+// MemoryCap is the cgroup memory cap of this process; 0 means none.
+func MemoryCap() int64 { return cgroupMemoryLimit() }

@@ -86,7 +86,8 @@ func TestRunner_StartLatest(t *testing.T) {
 	}
 }
 
-// TestRunner_MaxBatchRows: max_batch_rows splits a backlog into batches.
+// TestRunner_MaxBatchRows: max_batch_rows splits a backlog into batches,
+// which one run reads and commits one after another up to the head it saw.
 func TestRunner_MaxBatchRows(t *testing.T) {
 	body := strings.Replace(medallionYAML, `mode: append, sql: "SELECT id, amount FROM input"}`,
 		`mode: append, max_batch_rows: 30, sql: "SELECT id, amount FROM input"}`, 1)
@@ -95,11 +96,14 @@ func TestRunner_MaxBatchRows(t *testing.T) {
 	d.insertOrders(t, 1, 100)
 	once(t, r, "bronze_orders")
 	var got []int64
-	for range 5 {
-		got = append(got, once(t, r, "silver_log").RowsIn)
-	}
-	if want := []int64{30, 30, 30, 10, 0}; !equalInts(got, want) {
-		t.Fatalf("batches of max_batch_rows 30: %v, want %v", got, want)
+	commits := countCommits(func() {
+		for range 2 {
+			rep := once(t, r, "silver_log")
+			got = append(got, rep.RowsIn, int64(rep.Batches))
+		}
+	})
+	if want := []int64{100, 4, 0, 1}; !equalInts(got, want) || commits != 4 {
+		t.Fatalf("rows and batches of two runs with max_batch_rows 30: %v, want %v; %d commits, want 4", got, want, commits)
 	}
 	if n := d.count(t, "silver_log"); n != 100 {
 		t.Fatalf("silver_log has %d rows, want 100", n)

@@ -126,13 +126,15 @@ func (run *modelRun) pollInput(ctx context.Context, in *input) error {
 	if run.mode == routes.ModeReplace {
 		in.c.Seek("")
 	} else {
-		opts.MaxRows = int64(run.m.MaxBatchRows)
+		if opts.MaxRows, err = run.batchRows(ctx, in); err != nil {
+			return err
+		}
 		opts.Until = run.pendingUntil(in)
-		if in.c.Cursor() == routes.SnapshotCursor {
+		if in.c.Cursor() == routes.SnapshotCursor && in.c.Position() != "" {
 			if opts.Until, err = run.snapshotBound(ctx, in, opts); err != nil {
 				return err
 			}
-			opts.MaxRows = 0
+			opts.MaxRows = 0 // whole snapshots; a first run pages its head snapshot by MaxRows
 		}
 		opts.Count = run.m.OnChange != "ignore" && in.c.Cursor() != routes.SnapshotCursor
 	}
@@ -140,19 +142,17 @@ func (run *modelRun) pollInput(ctx context.Context, in *input) error {
 	return err
 }
 
-// snapshotBound applies max_batch_rows to an Iceberg source, whose
-// offsets are snapshots: a batch is whole snapshots, as many as fit in
-// max_batch_rows by their summaries' added-records, and at least one. A
-// first run reads the table's whole current snapshot (an incremental read
-// from the start would miss rewritten files), so it cannot be bounded.
-// The bound is opts.Until, or the pending batch's end when there is one.
+// snapshotBound applies max_batch_rows to an Iceberg source past its
+// first read, whose offsets are snapshots: a batch is whole snapshots, as
+// many as fit in max_batch_rows by their summaries' added-records, and at
+// least one. (A first run reads the table's current snapshot, an
+// incremental read from the start would miss rewritten files; the
+// consumer pages through it by max_batch_rows, committing its place inside
+// the snapshot.) The bound is opts.Until, or the pending batch's end when
+// there is one.
 func (run *modelRun) snapshotBound(ctx context.Context, in *input, opts incremental.PollOptions) (string, error) {
 	if opts.MaxRows <= 0 || opts.Until != "" {
 		return opts.Until, nil
-	}
-	if in.c.Position() == "" {
-		run.r.warnf("task %s: max_batch_rows does not bound the first run over the Iceberg source %s: it reads the whole current snapshot", run.t.Name, in.addr)
-		return "", nil
 	}
 	sum, err := snapshotSummary(ctx, in, in.c.Position(), "")
 	if err != nil {
@@ -191,7 +191,7 @@ func (run *modelRun) pending() bool {
 		if in.lookup {
 			continue
 		}
-		if q, ok := run.qmarks[in.name]; !ok || q.Offset != in.b.To {
+		if q, ok := run.qmarks[in.name]; !ok || q.Offset != in.b.To || q.Page != in.b.Page {
 			return false
 		}
 	}

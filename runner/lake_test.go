@@ -188,7 +188,8 @@ func mustSelect(t *testing.T, r *Runner) []*dagfile.Task {
 
 // TestRunner_MaxBatchRowsIceberg: over an Iceberg source max_batch_rows
 // bounds a batch at whole snapshots (by their added-records): as many as
-// fit, at least one. The first run reads the whole snapshot.
+// fit, at least one. The first run pages through the table's snapshot by
+// max_batch_rows (TestRunner_FirstRunPaged has more).
 func TestRunner_MaxBatchRowsIceberg(t *testing.T) {
 	d := newLakeDAG(t, "warn")
 	body, err := os.ReadFile(d.path)
@@ -203,8 +204,8 @@ func TestRunner_MaxBatchRowsIceberg(t *testing.T) {
 	r := d.runner(t)
 	d.orders(t, 1, 30)
 	once(t, r, "bronze_orders")
-	if rep := once(t, r, "silver_log"); rep.RowsIn != 30 {
-		t.Fatalf("first run: %d rows in, want the whole table (30)", rep.RowsIn)
+	if rep := once(t, r, "silver_log"); rep.RowsIn != 30 || rep.Batches != 2 {
+		t.Fatalf("first run: %d rows in %d batches, want the whole table (30) in 2", rep.RowsIn, rep.Batches)
 	}
 	// Snapshots of 10, 10, 10 and 40 rows.
 	for _, last := range []int{40, 50, 60, 100} {
@@ -212,11 +213,13 @@ func TestRunner_MaxBatchRowsIceberg(t *testing.T) {
 		once(t, r, "bronze_orders")
 	}
 	var got []int64
-	for range 4 {
-		got = append(got, once(t, r, "silver_log").RowsIn)
-	}
-	if want := []int64{20, 10, 40, 0}; !equalInts(got, want) {
-		t.Fatalf("batches of max_batch_rows 25 over snapshots of 10, 10, 10, 40 rows: %v, want %v", got, want)
+	commits := countCommits(func() {
+		rep := once(t, r, "silver_log")
+		got = append(got, rep.RowsIn, int64(rep.Batches))
+	})
+	// Batches of 20, 10 and 40 rows: three commits.
+	if want := []int64{70, 3}; !equalInts(got, want) || commits != 3 {
+		t.Fatalf("max_batch_rows 25 over snapshots of 10, 10, 10, 40 rows: rows and batches %v, want %v; %d commits, want 3", got, want, commits)
 	}
 	if got := lakeRows(t, r, "silver.log"); len(got) != 100 {
 		t.Fatalf("silver.log has %d rows, want 100", len(got))

@@ -152,6 +152,13 @@ func (l *modelLinter) bind(ctx context.Context, t *dagfile.Task) *modelBinding {
 		return b
 	}
 	b.schema = out
+	if m.Mode != "replace" {
+		if plan, err := rawPlan(ctx, l.db, text); err == nil {
+			if why := wholeReason(m, read, plan); why != "" {
+				add(dagfile.RuleModelWhole, "runs whole: %s; a batch (its first run: the whole source) is read in one piece, within DuckDB's memory_limit, spilling to disk past it", why)
+			}
+		}
+	}
 	if m.Aggregate != nil {
 		b.schema = l.bindAggregate(ctx, t, text, b)
 	}

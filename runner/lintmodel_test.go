@@ -56,6 +56,7 @@ tasks:
 	}
 	want := []string{
 		`:8:70: error MODEL-002: task typo: SQL: Binder Error: Referenced column "amout" not found in FROM clause!`,
+		`:10:60: info MODEL-006: task gold: SQL: runs whole: its plan has HASH_GROUP_BY over its input`,
 		`:12:63: error MODEL-002: task gold_typo: SQL: Binder Error: Referenced column "amount" not found in FROM clause!`,
 		`:14:72: error MODEL-002: task syntax: SQL: does not parse: syntax error at or near "SELEC"`,
 		`:16:68: info MODEL-004: task unknown: SQL: not bound: the schema of input (lake:s.nosuch) is not knowable offline: the table does not exist yet in`,

@@ -43,39 +43,65 @@ type modelRun struct {
 // runModel reads what is new in the model's sources, runs its SQL in
 // DuckDB, checks its contract and commits the result with the new offsets
 // in the sink's own commit.
+//
+// A source with more than one batch (max_batch_rows, or its default from
+// the memory budget) is read batch after batch, each committed with its
+// offsets, up to the heads the first batch saw: a run killed between them
+// resumes after the last committed one.
 func (r *Runner) runModel(ctx context.Context, t *dagfile.Task, rep *Report) error {
+	var heads map[string]string
+	for {
+		b := &Report{Offsets: map[string]OffsetRange{}, RunID: rep.RunID}
+		more, err := r.runModelBatch(ctx, t, b, &heads)
+		rep.fold(b)
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// runModelBatch runs one batch; more says another is due.
+func (r *Runner) runModelBatch(ctx context.Context, t *dagfile.Task, rep *Report, heads *map[string]string) (more bool, err error) {
 	run, err := r.newModelRun(ctx, t, rep)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer run.close()
 	run.engine = r.startEngine(ctx)
 	if err := run.openInputs(ctx); err != nil {
-		return err
+		return false, err
 	}
 	if err := run.noNullCursors(ctx); err != nil {
-		return err
+		return false, err
 	}
 	if len(run.missing) > 0 {
 		// An upstream task that has not loaded anything yet: nothing to read.
 		r.warnf("task %s: %s does not exist yet (has its upstream run?); nothing to do", t.Name, strings.Join(run.missing, ", "))
 		rep.NothingNew = true
-		return nil
+		return false, nil
 	}
 	if err := run.poll(ctx); err != nil {
-		return err
+		return false, err
+	}
+	if *heads == nil {
+		*heads = map[string]string{}
+		for _, in := range run.inputs {
+			if in.b != nil {
+				(*heads)[in.name] = in.b.Head
+			}
+		}
 	}
 	if err := run.checkChanges(ctx); err != nil {
-		return err
+		return false, err
 	}
 	if run.nothingNew() {
 		rep.NothingNew = true
-		return run.lag(ctx)
+		return false, run.lag(ctx)
 	}
 	if err := run.execute(ctx); err != nil {
-		return err
+		return false, err
 	}
-	return run.lag(ctx)
+	return run.more(*heads), run.lag(ctx)
 }
 
 func (r *Runner) newModelRun(ctx context.Context, t *dagfile.Task, rep *Report) (*modelRun, error) {
@@ -149,7 +175,7 @@ func (run *modelRun) nothingNew() bool {
 		}
 		polled = true
 		mk, ok := run.marks[in.name]
-		if !ok || in.c == nil || in.b.To != mk.Offset {
+		if !ok || in.c == nil || in.b.To != mk.Offset || in.b.Paging {
 			return false
 		}
 		if run.mode == routes.ModeReplace && in.c.Cursor() != routes.SnapshotCursor {

@@ -28,6 +28,7 @@ type Report struct {
 	Lags        map[string]int64       `json:"lags,omitempty"`        // per unit: the sources' lag totals
 	NothingNew  bool                   `json:"nothing_new,omitempty"` // no source had anything new: nothing written
 	Held        int64                  `json:"held,omitempty"`        // rows with no lookup match (on_missing: hold): the batch was not committed
+	Batches     int                    `json:"batches,omitempty"`     // model: the batches the run read and committed (max_batch_rows)
 	Changes     []string               `json:"changes,omitempty"`     // on_change findings
 	CDC         *cdc.Result            `json:"cdc,omitempty"`         // log_based: bootstrap or the drained window
 	Contract    *ContractResult        `json:"contract,omitempty"`    // the contract check, once it ran

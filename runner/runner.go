@@ -26,6 +26,10 @@ type Options struct {
 	SlotWALWarn int64
 	Progress    *routes.Progress // counts transfers' rows for a progress line; nil counts nothing
 	RunID       string           // Once's run id (weir once: the CLI's, so logs and the report agree); default a new one
+	// ModelMemory is a model run's memory budget in bytes (0:
+	// DefaultModelMemory, at most half a cgroup cap): DuckDB's memory_limit
+	// is half of it, and it sizes the default max_batch_rows (bounded.go).
+	ModelMemory int64
 }
 
 // Runner executes the tasks of one dagfile. It keeps one endpoint per
@@ -61,6 +65,9 @@ func New(f *dagfile.File, opts Options) *Runner {
 		opts.Allocator = memory.DefaultAllocator
 	}
 	opts.Budget = opts.Budget.Fill()
+	if opts.Engine.MemoryLimit == "" {
+		opts.Engine.MemoryLimit = engineMemoryLimit(modelMemory(opts))
+	}
 	return &Runner{file: f, opts: opts, eps: map[string]routes.Endpoint{}}
 }
 

@@ -64,7 +64,7 @@ func (run *modelRun) loadThis(ctx context.Context, text string) error {
 // start of its table.
 func (run *modelRun) fromStart() bool {
 	for _, in := range run.inputs {
-		if in.c != nil && in.b.From != "" {
+		if in.c != nil && (in.b.From != "" || in.c.Page() != "") {
 			return false
 		}
 	}

@@ -26,15 +26,15 @@ func TestMaintain_ReadFromStartAfterRewrites(t *testing.T) {
 		f.Insert(t, ctx, "m", routestest.Rows(21, 30))
 		seq := func() string {
 			info, _ := ep.Probe(ctx, f.TableRef("m"))
-			s, _, err := ep.MaxCursor(ctx, info, wice.SnapshotCursor)
+			s, _, err := ep.MaxCursor(ctx, info, routes.SnapshotCursor)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return s
 		}
 		read := func(after, until string) []int64 {
-			return readIDs(t, ctx, f, "m", routes.PlanOptions{Pipes: 2, Cursor: wice.SnapshotCursor, After: after},
-				routes.ReadOptions{Cursor: wice.SnapshotCursor, After: after, Until: until})
+			return readIDs(t, ctx, f, "m", routes.PlanOptions{Pipes: 2, Cursor: routes.SnapshotCursor, After: after},
+				routes.ReadOptions{Cursor: routes.SnapshotCursor, After: after, Until: until})
 		}
 		before := seq()
 		rep, err := ep.Maintain(ctx, f.TableRef("m"), wice.MaintainOptions{Consumed: wice.AllConsumed, RetainLast: 10, RunID: "maintain-test", Skip: []string{"expire", "orphans"}})
