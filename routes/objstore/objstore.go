@@ -29,7 +29,7 @@ const (
 
 func init() {
 	for _, s := range []string{SchemeFile, SchemeS3, SchemeGCS} {
-		routes.RegisterScheme(routes.SchemeInfo{Name: s, Source: true, Destination: true, Modes: []routes.Mode{routes.ModeAppend}}, open)
+		routes.RegisterScheme(routes.SchemeInfo{Name: s, Source: true, Destination: true, Modes: []routes.Mode{routes.ModeAppend}, WriterChunks: routes.ParquetWriterChunks}, open)
 	}
 }
 
