@@ -37,7 +37,20 @@ type SchemeInfo struct {
 	// OfflineSchema, when set, reads a table's schema from local files
 	// without opening the endpoint (weir lint; routes.OfflineSchema).
 	OfflineSchema OfflineSchemaFunc
+	// WriterChunks is the memory, in chunks, one pipe's writer of this
+	// destination churns through beside the pipe's ChunksPerPipe: Parquet
+	// writers gather a row group and allocate its pages afresh, and Go's
+	// collector needs that room under the transfer's memory limit or it
+	// runs back to back (cmd/weir/memlimit.go).
+	WriterChunks int
 }
+
+// ParquetWriterChunks is WriterChunks of the destinations that write
+// Parquet (objstore, iceberg). Measured on PG → Parquet with 2 pipes
+// (bench/README.md, "PG → Parquet"): with the limit at the pipes' chunks
+// alone the collector and the scavenger took half of weir's CPU; 3 chunks
+// more per pipe halved it, private memory 80 MiB.
+const ParquetWriterChunks = 3
 
 // RegisterScheme registers a described scheme (Register, plus Describe).
 func RegisterScheme(info SchemeInfo, f Factory) {

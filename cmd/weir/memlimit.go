@@ -23,10 +23,11 @@ const baseMemory = 32 << 20
 const gcPercent = 50
 
 // limitMemory sets Go's soft memory limit to the transfer's budget (the
-// pipes' routes.ChunksPerPipe chunks each, plus a base) and the collector's
-// pacing, so the heap stays near what the pipes hold instead of doubling.
-// GOMEMLIMIT and GOGC in the environment win.
-func limitMemory(parallel, chunkBytes int) {
+// pipes' routes.ChunksPerPipe chunks each, plus the destination's
+// writer room, routes.SchemeInfo.WriterChunks, plus a base) and the
+// collector's pacing, so the heap stays near what the pipes hold instead
+// of doubling. GOMEMLIMIT and GOGC in the environment win.
+func limitMemory(parallel, chunkBytes int, dstURL string) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
@@ -34,5 +35,16 @@ func limitMemory(parallel, chunkBytes int) {
 		return
 	}
 	b := routes.Budget{Parallel: parallel, ChunkBytes: chunkBytes}.Fill()
-	debug.SetMemoryLimit(b.PipeBytes() + baseMemory)
+	debug.SetMemoryLimit(b.PipeBytes() + writerBytes(b, dstURL) + baseMemory)
+}
+
+// writerBytes is the room the destination's writers take beside the
+// pipes' chunks (0 for a URL that does not parse: opening it fails later).
+func writerBytes(b routes.Budget, dstURL string) int64 {
+	u, err := routes.ParseURL(dstURL)
+	if err != nil {
+		return 0
+	}
+	info, _ := routes.Describe(u.Scheme())
+	return int64(b.Parallel) * int64(b.ChunkBytes) * int64(info.WriterChunks)
 }

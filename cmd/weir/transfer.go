@@ -47,7 +47,7 @@ func newTransferCmd() *cobra.Command {
 				// defaults: under the bulk modes' limit and pacing a 1M-change
 				// PG run took 35–45% more CPU to save 9–25 MiB
 				// (bench/README.md, Batch CDC).
-				limitMemory(opts.Parallel, opts.ChunkBytes)
+				limitMemory(opts.Parallel, opts.ChunkBytes, dst)
 			}
 			opts.SlotWALWarn = int64(walWarn)
 			opts.RunID = globals.runID

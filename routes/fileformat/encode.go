@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weirhq/weir/routes"
@@ -32,6 +31,7 @@ type Encoder interface {
 type EncoderOptions struct {
 	RowGroupBytes int64 // Arrow bytes per Parquet row group (default DefaultRowGroupBytes)
 	Allocator     memory.Allocator
+	Compression   Compression // Parquet's codec (default DefaultCompression)
 }
 
 // NewEncoder returns an encoder of format (Parquet, CSVGzip or
@@ -101,7 +101,7 @@ type writerOnly struct{ io.Writer }
 
 func newParquetEncoder(w io.Writer, schema *arrow.Schema, opts EncoderOptions) (*parquetEncoder, error) {
 	fs := FileSchema(schema, Parquet)
-	fw, err := pqarrow.NewFileWriter(fs, writerOnly{w}, writerProps(fs, opts.Allocator), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(opts.Allocator)))
+	fw, err := pqarrow.NewFileWriter(fs, writerOnly{w}, writerProps(fs, opts), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(opts.Allocator)))
 	if err != nil {
 		return nil, fmt.Errorf("parquet writer: %w", err)
 	}
@@ -112,14 +112,24 @@ func newParquetEncoder(w io.Writer, schema *arrow.Schema, opts EncoderOptions) (
 	return e, nil
 }
 
-// writerProps: zstd, statistics, row groups cut by the encoder (not by a
+// writerProps: the codec, statistics, row groups cut by the encoder (not by a
 // row count), and dictionary encoding only for top-level string columns.
 // Measured on PostgreSQL rows in 4 MiB row groups, dictionaries on
 // integers, floats and timestamps cost a third more CPU and made files
 // larger than zstd alone; on strings they help readers filter.
-func writerProps(fs *arrow.Schema, mem memory.Allocator) *parquet.WriterProperties {
-	opts := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd), parquet.WithAllocator(mem),
-		parquet.WithStats(true), parquet.WithMaxRowGroupLength(1 << 40), parquet.WithDictionaryDefault(false)}
+// dictionaryLimit is the dictionary size at which a string column chunk
+// falls back to plain encoding (arrow-go's default is 1 MiB). A row group of
+// 4 MiB rarely fills 1 MiB of distinct strings, so a column of unique
+// strings (comments, hashes) was hashed value by value into a dictionary as
+// large as its data: 16 % of weir's CPU on TPC-H lineitem. At 128 KiB such
+// a column gives up after a few thousand values; columns of few distinct
+// values (flags, modes, names) keep their dictionary.
+const dictionaryLimit = 128 << 10
+
+func writerProps(fs *arrow.Schema, eo EncoderOptions) *parquet.WriterProperties {
+	opts := []parquet.WriterProperty{parquet.WithCompression(eo.Compression.codec()), parquet.WithCompressionLevel(eo.Compression.level()), parquet.WithAllocator(eo.Allocator),
+		parquet.WithStats(true), parquet.WithMaxRowGroupLength(1 << 40), parquet.WithDictionaryDefault(false),
+		parquet.WithDictionaryPageSizeLimit(dictionaryLimit)}
 	for _, f := range fs.Fields() {
 		if id := f.Type.ID(); id == arrow.STRING || id == arrow.LARGE_STRING {
 			opts = append(opts, parquet.WithDictionaryFor(f.Name, true))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -61,6 +62,7 @@ func (st *stage) commit(ctx context.Context, tbl *table.Table, state routes.Stat
 	if err != nil {
 		return err
 	}
+	maps.Copy(props, st.e.cfg.compression)
 	if err := tx.SetProperties(props); err != nil {
 		return err
 	}

@@ -9,9 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // config is what an iceberg:// or iceberg+rest:// URL says.
@@ -24,6 +27,9 @@ type config struct {
 	lease     time.Duration // sql catalogs: how long a dead run's lease blocks the table
 	props     map[string]string
 	identity  string // the endpoint without secrets, for state keys
+	// compression is the codec of the data files weir writes, from
+	// compression= and compression_level= (nil: the table's own property).
+	compression iceberg.Properties
 }
 
 // passthrough query keys go to the catalog and its FileIO as they are:
@@ -31,7 +37,7 @@ type config struct {
 var passthroughPrefixes = []string{"s3.", "client.", "rest.", "io-impl", "credential", "token", "prefix", "scope", "oauth2-server-uri"}
 
 // knownParams are the query parameters weir reads itself.
-var knownParams = []string{"catalog", "uri", "warehouse", "snapshot", "lease", "endpoint", "region", "path_style", "tls"}
+var knownParams = []string{"catalog", "uri", "warehouse", "snapshot", "lease", "endpoint", "region", "path_style", "tls", "compression", "compression_level"}
 
 // parseConfig reads an Iceberg URL:
 //
@@ -65,6 +71,9 @@ func parseConfig(u *routes.URL) (*config, error) {
 			return nil, routes.BadInput("iceberg URL %s: lease=%q: want a duration of at least 1s, like 90s", u, v)
 		}
 		c.lease = d
+	}
+	if err := c.parseCompression(u, q); err != nil {
+		return nil, err
 	}
 	if err := c.objectStore(u, q); err != nil {
 		return nil, err
@@ -113,6 +122,33 @@ func (c *config) objectStore(u *routes.URL, q url.Values) error {
 		setDefault(icebergio.S3Region, DefaultS3Region)
 	}
 	return nil
+}
+
+// parseCompression reads compression= and compression_level= into the
+// table properties iceberg-go's Parquet writer takes (its codec names
+// differ from the parameter's).
+func (c *config) parseCompression(u *routes.URL, q url.Values) error {
+	codec, level := q.Get("compression"), q.Get("compression_level")
+	if codec == "" && level == "" {
+		return nil
+	}
+	comp, err := fileformat.ParseCompression(codec, level)
+	if err != nil {
+		return routes.BadInput("iceberg URL %s: %v", u, err)
+	}
+	c.compression = compressionProps(comp)
+	return nil
+}
+
+// compressionProps are the Iceberg table properties of a Parquet codec.
+func compressionProps(c fileformat.Compression) iceberg.Properties {
+	name := map[string]string{fileformat.CodecZstd: "zstd", fileformat.CodecSnappy: "snappy",
+		fileformat.CodecLZ4: "lz4raw", fileformat.CodecNone: "uncompressed"}[c.Codec]
+	level := table.ParquetCompressionLevelDefault
+	if c.Level != 0 {
+		level = c.Level
+	}
+	return iceberg.Properties{table.ParquetCompressionKey: name, table.ParquetCompressionLevelKey: strconv.Itoa(level)}
 }
 
 // DefaultS3Region is the region of an s3:// warehouse that names none

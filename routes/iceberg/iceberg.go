@@ -38,8 +38,8 @@ const catalogName = "weir"
 var modes = []routes.Mode{routes.ModeAppend, routes.ModeMerge}
 
 func init() {
-	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes, OfflineSchema: offlineSchema}, open)
-	routes.RegisterScheme(routes.SchemeInfo{Name: RESTScheme, Source: true, Destination: true, Modes: modes, AliasOf: Scheme}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: Scheme, Source: true, Destination: true, Modes: modes, OfflineSchema: offlineSchema, WriterChunks: routes.ParquetWriterChunks}, open)
+	routes.RegisterScheme(routes.SchemeInfo{Name: RESTScheme, Source: true, Destination: true, Modes: modes, AliasOf: Scheme, WriterChunks: routes.ParquetWriterChunks}, open)
 }
 
 // Endpoint is one Iceberg catalog as a source and a destination.

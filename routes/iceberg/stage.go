@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,14 +15,20 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/fileformat"
 )
 
 // newTableProps are set on tables weir creates: format v2 (row-level
-// deletes for merge) and zstd Parquet.
-var newTableProps = iceberg.Properties{
-	"format-version":                     "2",
-	"write.parquet.compression-codec":    "zstd",
-	"write.parquet.row-group-size-bytes": "33554432",
+// deletes for merge) and Parquet compressed with fileformat's default
+// codec unless compression= says otherwise.
+func (e *Endpoint) newTableProps() iceberg.Properties {
+	p := iceberg.Properties{
+		"format-version":                     "2",
+		"write.parquet.row-group-size-bytes": "33554432",
+	}
+	maps.Copy(p, compressionProps(fileformat.DefaultCompression))
+	maps.Copy(p, e.cfg.compression)
+	return p
 }
 
 // Prepare takes the table's lease, creates the namespace and the table if
@@ -131,7 +138,7 @@ func (st *stage) ensureTable(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st.tbl, err = st.e.cat.CreateTable(ctx, id, sc, catalog.WithProperties(newTableProps))
+	st.tbl, err = st.e.cat.CreateTable(ctx, id, sc, catalog.WithProperties(st.e.newTableProps()))
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		st.tbl, err = st.e.loadTable(ctx, st.dest)
 		return err
@@ -152,10 +159,15 @@ func (st *stage) bindSchema() error {
 		return err
 	}
 	st.baseSchemaID, st.newColumns = st.tbl.Schema().ID, cols
-	if len(cols) > 0 {
+	if len(cols) > 0 || st.compressionChanges() {
 		tx := st.tbl.NewTransaction()
 		if err := addColumns(tx, cols); err != nil {
 			return fmt.Errorf("evolve %s: %w", st.dest, err)
+		}
+		if len(st.e.cfg.compression) > 0 {
+			if err := tx.SetProperties(st.e.cfg.compression); err != nil {
+				return fmt.Errorf("compression of %s: %w", st.dest, err)
+			}
 		}
 		staged, err := tx.StagedTable()
 		if err != nil {
@@ -183,6 +195,19 @@ func (st *stage) bindSchema() error {
 		st.keys = newKeySet()
 	}
 	return nil
+}
+
+// compressionChanges reports whether compression= asks for another codec
+// or level than the table's properties: the data files are then written
+// with the URL's, and Commit records it on the table.
+func (st *stage) compressionChanges() bool {
+	props := st.tbl.Properties()
+	for k, v := range st.e.cfg.compression {
+		if props[k] != v {
+			return true
+		}
+	}
+	return false
 }
 
 func (st *stage) keyNames() []string {

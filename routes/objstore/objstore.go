@@ -30,7 +30,7 @@ const (
 
 func init() {
 	for _, s := range []string{SchemeFile, SchemeS3, SchemeGCS} {
-		routes.RegisterScheme(routes.SchemeInfo{Name: s, Source: true, Destination: true, Modes: []routes.Mode{routes.ModeAppend}}, open)
+		routes.RegisterScheme(routes.SchemeInfo{Name: s, Source: true, Destination: true, Modes: []routes.Mode{routes.ModeAppend}, WriterChunks: routes.ParquetWriterChunks}, open)
 	}
 }
 
@@ -60,9 +60,10 @@ type settings struct {
 	fileBytes     int64
 	partBytes     int
 	rowGroupBytes int64
+	compression   fileformat.Compression
 }
 
-var knownParams = []string{"format", "endpoint", "region", "path_style", "lease", "file_bytes", "part_bytes", "row_group_bytes"}
+var knownParams = []string{"format", "endpoint", "region", "path_style", "lease", "file_bytes", "part_bytes", "row_group_bytes", "compression", "compression_level"}
 
 func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 	set, err := parseSettings(u)
@@ -97,6 +98,7 @@ func parseSettings(u *routes.URL) (settings, error) {
 			return settings{}, routes.BadInput("%s: unknown parameter %q (known: %s)", u, k, strings.Join(knownParams, ", "))
 		}
 	}
+	var err error
 	set := settings{format: fileformat.Parquet, region: "us-east-1", pathStyle: true, lease: DefaultLease,
 		fileBytes: DefaultFileBytes, partBytes: DefaultPartBytes, rowGroupBytes: fileformat.DefaultRowGroupBytes}
 	if f := q.Get("format"); f != "" {
@@ -104,6 +106,9 @@ func parseSettings(u *routes.URL) (settings, error) {
 	}
 	if !fileformat.Valid(set.format) {
 		return settings{}, routes.BadInput("%s: format %q (use parquet, csv.gz or csv)", u, set.format)
+	}
+	if set.compression, err = parseCompression(u, q, set.format); err != nil {
+		return settings{}, err
 	}
 	set.endpoint = q.Get("endpoint")
 	if r := q.Get("region"); r != "" {
@@ -116,6 +121,20 @@ func parseSettings(u *routes.URL) (settings, error) {
 		return settings{}, routes.BadInput("%s: file_bytes=%d: S3 publishes each file with one CopyObject, which takes up to 5 GiB; use at most %d", u, set.fileBytes, int64(maxS3FileBytes))
 	}
 	return set, nil
+}
+
+// parseCompression reads compression= and compression_level=, which only
+// Parquet files take (csv.gz is gzip, csv plain).
+func parseCompression(u *routes.URL, q url.Values, format string) (fileformat.Compression, error) {
+	codec, level := q.Get("compression"), q.Get("compression_level")
+	if format != fileformat.Parquet && (codec != "" || level != "") {
+		return fileformat.Compression{}, routes.BadInput("%s: compression= and compression_level= apply to format=parquet (format=%s is compressed as its name says)", u, format)
+	}
+	c, err := fileformat.ParseCompression(codec, level)
+	if err != nil {
+		return c, routes.BadInput("%s: %v", u, err)
+	}
+	return c, nil
 }
 
 // maxS3FileBytes keeps a file (file_bytes plus the row group that crosses

@@ -91,7 +91,7 @@ func (pw *partWriter) open(ctx context.Context) error {
 		return fmt.Errorf("create %s: %w", pw.st.e.describe(pw.st.stagedKey(pw.path)), err)
 	}
 	pw.out, pw.cnt = out, &countWriter{w: out}
-	pw.enc, err = fileformat.NewEncoder(pw.cnt, pw.st.in, ext, fileformat.EncoderOptions{RowGroupBytes: pw.st.e.set.rowGroupBytes, Allocator: pw.st.alloc})
+	pw.enc, err = fileformat.NewEncoder(pw.cnt, pw.st.in, ext, fileformat.EncoderOptions{RowGroupBytes: pw.st.e.set.rowGroupBytes, Allocator: pw.st.alloc, Compression: pw.st.e.set.compression})
 	if err != nil {
 		out.Abort()
 		pw.out, pw.enc = nil, nil
