@@ -2,8 +2,11 @@ package cdc
 
 import (
 	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirhq/weir/routes"
 )
@@ -168,5 +171,56 @@ func TestWindow_FlushBytes(t *testing.T) {
 		if flushes != 2 {
 			t.Errorf("log=%v: %d flushes of 10 rows of 300 KiB with FlushBytes 1 MiB, want 2", w.Log, flushes)
 		}
+	}
+}
+
+// TestEncodeKey_DistinctExactlyWhenValuesDiffer: two keys encode the same
+// exactly when they hold the same values of the same Go types, over every
+// pairing of edge values (integers of each width at their limits and the
+// same number in other types, text and bytes with separators, NUL and
+// empty values, multi-column keys whose concatenations agree, and types
+// outside the fast path).
+func TestEncodeKey_DistinctExactlyWhenValuesDiffer(t *testing.T) {
+	vals := []any{
+		nil, int64(0), int64(1), int64(-1), int64(math.MaxInt64), int64(math.MinInt64), int64(256), int64(1 << 56),
+		int32(1), int32(-1), int32(math.MinInt32), int16(1), int16(-1), int8(1), int8(-1), int(1), int(-1),
+		uint64(1), uint64(math.MaxUint64), uint32(1), uint32(math.MaxUint32), uint16(1), uint8(1), uint8(255),
+		"", "1", "-1", "a", "ab", "a\x00", "\x00", "s\x01a", "q", strings.Repeat("x", 200), strings.Repeat("x", 201),
+		[]byte{}, []byte("1"), []byte("a"), []byte("ab"), []byte{0}, []byte{'s', 1, 'a'},
+		true, false, 1.5, float64(1), float32(1), math.Inf(1), time.Date(2024, 1, 2, 3, 4, 5, 6, time.UTC),
+		time.Date(2024, 1, 2, 3, 4, 5, 7, time.UTC), Unchanged,
+	}
+	same := func(a, b []any) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if fmt.Sprintf("%T", a[i]) != fmt.Sprintf("%T", b[i]) || !reflect.DeepEqual(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	var keys [][]any
+	for _, a := range vals {
+		keys = append(keys, []any{a})
+		for _, b := range vals {
+			keys = append(keys, []any{a, b})
+		}
+	}
+	// A third column on some pairs: keys of different column counts.
+	for _, b := range vals {
+		keys = append(keys, []any{"a", b, ""}, []any{int64(1), "", b})
+	}
+	seen := map[string][]any{}
+	for _, k := range keys {
+		enc := encodeKey(k)
+		if enc != encodeKey(append([]any(nil), k...)) {
+			t.Fatalf("%#v encodes differently twice", k)
+		}
+		if prev, ok := seen[enc]; ok && !same(prev, k) {
+			t.Fatalf("%#v and %#v encode the same: %q", prev, k, enc)
+		}
+		seen[enc] = k
 	}
 }

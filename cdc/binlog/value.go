@@ -16,15 +16,31 @@ import (
 // to turn each binlog value into what the mysql route's bulk read gives.
 type layout struct {
 	t     *cdc.Table
-	idx   []int // binlog column → table column
-	enums map[int][]string
-	sets  map[int][]string
-	// fixed is each fixed-length string column's byte length (CHAR,
-	// BINARY): the binlog strips a BINARY(n) value's trailing 0x00 bytes,
-	// which are part of the value.
-	fixed map[int]int
+	idx   []int               // binlog column → table column
+	conv  []conv              // by binlog column: worked out once per table map, not per value
 	check *mysql.ChangeValues // temporal values by the bulk read's rules
 }
+
+// conv is how one binlog column's values become the bulk read's.
+type conv struct {
+	kind   convKind
+	labels []string // ENUM, SET
+	// fixed is a fixed-length binary column's byte length (BINARY(n)): the
+	// binlog strips a value's trailing 0x00 bytes, which are part of it.
+	fixed int
+}
+
+type convKind byte
+
+const (
+	convAsIs convKind = iota
+	convEnum
+	convSet
+	convString // []byte → string
+	convBinary // string → []byte, BINARY(n) padding restored
+	convBool
+	convUint64
+)
 
 // layout returns the table map's layout, built once per table map event.
 // Column names come with binlog_row_metadata=FULL; without them the binlog
@@ -33,7 +49,7 @@ func (d *decoder) layout(t *cdc.Table, tm *replication.TableMapEvent) (*layout, 
 	if l := d.maps[tm]; l != nil {
 		return l, nil
 	}
-	l := &layout{t: t, idx: make([]int, tm.ColumnCount), enums: tm.EnumStrValueMap(), sets: tm.SetStrValueMap(), fixed: fixedLengths(tm)}
+	l := &layout{t: t, idx: make([]int, tm.ColumnCount), conv: make([]conv, tm.ColumnCount)}
 	if t.Info != nil {
 		var err error
 		if l.check, err = mysql.NewChangeValues(d.sourceURL, t.Source, t.Info.Columns); err != nil {
@@ -52,6 +68,31 @@ func (d *decoder) layout(t *cdc.Table, tm *replication.TableMapEvent) (*layout, 
 	}
 	if len(names) == 0 && len(l.idx) != len(t.Columns) {
 		return nil, fmt.Errorf("%s: the binlog has %d columns, the table %d, and no column names (set binlog_row_metadata=FULL)", t.Source, len(l.idx), len(t.Columns))
+	}
+	enums, sets, fixed := tm.EnumStrValueMap(), tm.SetStrValueMap(), fixedLengths(tm)
+	for i := range l.conv {
+		c := &l.conv[i]
+		if labels, ok := enums[i]; ok {
+			c.kind, c.labels = convEnum, labels
+			continue
+		}
+		if labels, ok := sets[i]; ok {
+			c.kind, c.labels = convSet, labels
+			continue
+		}
+		if t.Info == nil {
+			continue
+		}
+		switch t.Info.Columns[l.idx[i]].Type.(type) {
+		case *arrow.StringType, *arrow.LargeStringType:
+			c.kind = convString
+		case *arrow.BinaryType, *arrow.LargeBinaryType:
+			c.kind, c.fixed = convBinary, fixed[i]
+		case *arrow.BooleanType:
+			c.kind = convBool
+		case *arrow.Uint64Type:
+			c.kind = convUint64
+		}
 	}
 	d.maps[tm] = l
 	return l, nil
@@ -113,36 +154,31 @@ func (l *layout) row(image []any) ([]any, error) {
 				return nil, err
 			}
 		}
-		row[col] = l.value(i, col, v)
+		row[col] = l.value(i, v)
 	}
 	return row, nil
 }
 
-// value maps one binlog value (binlog column i, table column col) to what
-// the mysql route's decoder makes of the same value read by SELECT: ENUM
-// (an index) and SET (a bit mask) become their labels, text as string,
-// binary as []byte, tinyint(1) and bit(1) as bool, bit(n) as uint64.
-// Decimals, dates and times arrive as the text the bulk read parses.
-func (l *layout) value(i, col int, v any) any {
+// value maps one binlog value (binlog column i) to what the mysql route's
+// decoder makes of the same value read by SELECT: ENUM (an index) and SET
+// (a bit mask) become their labels, text as string, binary as []byte,
+// tinyint(1) and bit(1) as bool, bit(n) as uint64. Decimals, dates and
+// times arrive as the text the bulk read parses.
+func (l *layout) value(i int, v any) any {
 	if v == nil {
 		return nil
 	}
-	if labels, ok := l.enums[i]; ok {
-		return enumLabel(labels, v)
-	}
-	if labels, ok := l.sets[i]; ok {
-		return setLabels(labels, v)
-	}
-	var typ arrow.DataType
-	if info := l.t.Info; info != nil {
-		typ = info.Columns[col].Type
-	}
-	switch typ.(type) {
-	case *arrow.StringType, *arrow.LargeStringType:
+	c := &l.conv[i]
+	switch c.kind {
+	case convEnum:
+		return enumLabel(c.labels, v)
+	case convSet:
+		return setLabels(c.labels, v)
+	case convString:
 		if b, ok := v.([]byte); ok {
 			return string(b)
 		}
-	case *arrow.BinaryType, *arrow.LargeBinaryType:
+	case convBinary:
 		var b []byte
 		switch x := v.(type) {
 		case string:
@@ -152,13 +188,13 @@ func (l *layout) value(i, col int, v any) any {
 		default:
 			return v
 		}
-		if n := l.fixed[i]; len(b) < n { // BINARY(n): put back the stripped 0x00 padding
-			b = append(make([]byte, 0, n), b...)[:n]
+		if len(b) < c.fixed { // BINARY(n): put back the stripped 0x00 padding
+			b = append(make([]byte, 0, c.fixed), b...)[:c.fixed]
 		}
 		return b
-	case *arrow.BooleanType:
+	case convBool:
 		return asInt(v) != 0
-	case *arrow.Uint64Type:
+	case convUint64:
 		return uint64(asInt(v))
 	}
 	return v

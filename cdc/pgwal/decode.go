@@ -18,6 +18,7 @@ type decoder struct {
 	inTx      bool
 	skip      bool // the open transaction is before start
 	commitLSN pglogrepl.LSN
+	commitPos string // logLSN(commitLSN), rendered once per transaction
 	commitAt  time.Time
 }
 
@@ -43,6 +44,7 @@ func (d *decoder) decode(data []byte, w *cdc.Window) error {
 	switch m := msg.(type) {
 	case *pglogrepl.BeginMessage:
 		d.inTx, d.skip, d.commitLSN, d.commitAt = true, m.FinalLSN < d.start, m.FinalLSN, m.CommitTime
+		d.commitPos = logLSN(m.FinalLSN)
 	case *pglogrepl.CommitMessage:
 		d.inTx, d.skip = false, false
 	case *pglogrepl.RelationMessage:
@@ -111,7 +113,7 @@ func (d *decoder) change(w *cdc.Window, relID uint32, op cdc.Op, oldType uint8, 
 	if !d.changelog && d.commitLSN < rel.t.saved {
 		return nil
 	}
-	c := cdc.Change{Op: op, Position: logLSN(d.commitLSN), Commit: d.commitAt}
+	c := cdc.Change{Op: op, Position: d.commitPos, Commit: d.commitAt}
 	if new != nil {
 		c.After = rel.row(new)
 	}

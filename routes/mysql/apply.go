@@ -1,7 +1,6 @@
 package mysql
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -231,12 +230,15 @@ func applyTable(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) err
 		return err
 	}
 	if len(tw.Deletes) > 0 {
-		var buf bytes.Buffer
 		keyYears := yearColumns(t, t.KeyNames())
+		dels := make([][]any, 0, len(tw.Deletes))
 		for _, key := range tw.Deletes {
-			writeLoadRow(&buf, yearTexts(keyYears, key))
+			dels = append(dels, key)
 		}
-		if err := loadRows(ctx, tx, delTemp(n), t.KeyNames(), &buf, int64(len(tw.Deletes))); err != nil {
+		lines := routes.NewLines(len(dels), func(b []byte, i int) []byte {
+			return append(appendLoadFields(b, yearTexts(keyYears, dels[i])), '\n')
+		})
+		if err := loadRows(ctx, tx, delTemp(n), t.KeyNames(), lines, int64(len(dels))); err != nil {
 			return fmt.Errorf("stage deletes: %w", err)
 		}
 		q := fmt.Sprintf("DELETE d FROM %s AS d JOIN %s AS x ON %s", ident(t.Dest), delTemp(n), keyMatch(t, "d", "x", false))
@@ -259,22 +261,33 @@ func stageUpserts(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, tmp stri
 		return nil
 	}
 	t := tw.Table
-	var buf bytes.Buffer
 	partial := false
 	rowYears, keyYears := yearColumns(t, t.Columns), yearColumns(t, t.KeyNames())
+	ups := make([]*cdc.Upsert, 0, len(tw.Upserts))
 	for _, u := range tw.Upserts {
-		var unchanged []string
-		for i, v := range u.Row {
+		ups = append(ups, u)
+	}
+	// One line per upsert: the row, its origin key, then the indexes of
+	// its Unchanged columns ("3,7"; empty when none).
+	lines := routes.NewLines(len(ups), func(b []byte, i int) []byte {
+		u := ups[i]
+		b = append(appendLoadFields(b, yearTexts(rowYears, u.Row)), '\t')
+		if len(u.Origin) > 0 {
+			b = append(appendLoadFields(b, yearTexts(keyYears, u.Origin)), '\t')
+		}
+		first := true
+		for c, v := range u.Row {
 			if cdc.IsUnchanged(v) {
-				unchanged = append(unchanged, strconv.Itoa(i))
+				if !first {
+					b = append(b, ',')
+				}
+				b, first, partial = strconv.AppendInt(b, int64(c), 10), false, true
 			}
 		}
-		partial = partial || len(unchanged) > 0
-		row := append(append(append([]any(nil), yearTexts(rowYears, u.Row)...), yearTexts(keyYears, u.Origin)...), strings.Join(unchanged, ","))
-		writeLoadRow(&buf, row)
-	}
+		return append(b, '\n')
+	})
 	cols := append(append([]string(nil), t.Columns...), originNames(len(t.Key))...)
-	if err := loadRows(ctx, tx, tmp, append(cols, "_weir_unchanged"), &buf, int64(len(tw.Upserts))); err != nil {
+	if err := loadRows(ctx, tx, tmp, append(cols, "_weir_unchanged"), lines, int64(len(ups))); err != nil {
 		return fmt.Errorf("stage upserts: %w", err)
 	}
 	if !partial {
@@ -292,11 +305,12 @@ func stageUpserts(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, tmp stri
 	return nil
 }
 
-// loadRows runs LOAD DATA LOCAL from buf into a temp table and fails on
-// any warning, like the bulk route's Write.
-func loadRows(ctx context.Context, tx *sql.Tx, tmp string, cols []string, buf *bytes.Buffer, want int64) error {
-	name := fmt.Sprintf("weir_cdc_%s_%p", tmp, buf)
-	driver.RegisterReaderHandler(name, func() io.Reader { return buf })
+// loadRows runs LOAD DATA LOCAL from r (LOAD DATA text lines, see
+// appendLoadFields) into a temp table and fails on any warning, like the
+// bulk route's Write.
+func loadRows(ctx context.Context, tx *sql.Tx, tmp string, cols []string, r io.Reader, want int64) error {
+	name := fmt.Sprintf("weir_cdc_%s_%p", tmp, r)
+	driver.RegisterReaderHandler(name, func() io.Reader { return r })
 	defer driver.DeregisterReaderHandler(name)
 	q := fmt.Sprintf(`LOAD DATA LOCAL INFILE 'Reader::%s' INTO TABLE %s CHARACTER SET binary
 FIELDS TERMINATED BY '\t' ENCLOSED BY '' ESCAPED BY '\\' LINES TERMINATED BY '\n' STARTING BY '' (%s)`,
@@ -346,18 +360,18 @@ func yearTexts(years []int, vals []any) []any {
 	return out
 }
 
-// writeLoadRow writes values as one LOAD DATA line: NULL as \N, bytes and
-// text escaped, times in UTC with microseconds (the session's time zone is
-// UTC, as for the bulk route), booleans as 1/0.
-func writeLoadRow(buf *bytes.Buffer, vals []any) {
-	b := buf.AvailableBuffer()
+// appendLoadFields appends values as the tab-separated fields of a LOAD
+// DATA line: NULL as \N, bytes and text escaped, times in UTC with
+// microseconds (the session's time zone is UTC, as for the bulk route),
+// booleans as 1/0.
+func appendLoadFields(b []byte, vals []any) []byte {
 	for i, v := range vals {
 		if i > 0 {
 			b = append(b, '\t')
 		}
 		b = appendLoadValue(b, v)
 	}
-	buf.Write(append(b, '\n'))
+	return b
 }
 
 func appendLoadValue(b []byte, v any) []byte {

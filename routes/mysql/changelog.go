@@ -1,7 +1,6 @@
 package mysql
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -243,11 +242,11 @@ func appendOps(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) erro
 	}
 	t := tw.Table
 	tmp := logTemp(n)
-	var buf bytes.Buffer
 	partial := false
-	for i := range tw.Ops {
+	vals := make([]any, 0, len(t.Columns)+len(t.Key)+5)
+	lines := routes.NewLines(len(tw.Ops), func(b []byte, i int) []byte {
 		o := &tw.Ops[i]
-		vals := make([]any, 0, len(t.Columns)+len(t.Key)+5)
+		vals = vals[:0]
 		var unchanged []string
 		for c := range t.Columns {
 			var v any
@@ -268,10 +267,10 @@ func appendOps(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) erro
 		}
 		partial = partial || len(unchanged) > 0
 		vals = append(vals, strings.Join(unchanged, ","), string(o.Op), o.Position, int64(o.Ord), o.Commit)
-		writeLoadRow(&buf, vals)
-	}
+		return append(appendLoadFields(b, vals), '\n')
+	})
 	cols := append(append(append([]string(nil), t.Columns...), originNames(len(t.Key))...), "_weir_unchanged")
-	if err := loadRows(ctx, tx, tmp, append(cols, logCols...), &buf, int64(len(tw.Ops))); err != nil {
+	if err := loadRows(ctx, tx, tmp, append(cols, logCols...), lines, int64(len(tw.Ops))); err != nil {
 		return fmt.Errorf("stage ops: %w", err)
 	}
 	if partial {

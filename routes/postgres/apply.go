@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -18,8 +17,9 @@ var _ cdc.Applier = (*Endpoint)(nil)
 // BeginApply creates the missing destination and state tables of a
 // replica run and opens its one transaction on a connection of its own.
 // Each Flush applies a folded chunk per table: load the upserts into a
-// temp table (text COPY: pgoutput sends each type's text output, which its
-// input accepts; typed values are rendered as text), fill their Unchanged
+// temp table (text COPY streamed as it is rendered: pgoutput sends each
+// type's text output, which its input accepts; typed values are rendered
+// as text), fill their Unchanged
 // columns from the rows the destination holds under Upsert.Origin (earlier
 // chunks' rows included), TRUNCATE if one happened, DELETE … USING the
 // deleted keys, then INSERT … ON CONFLICT (key) DO UPDATE, and drop the
@@ -194,14 +194,18 @@ func loadUpserts(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, tmp string
 	if _, err := tx.Exec(ctx, q); err != nil {
 		return fmt.Errorf("create %s: %w", tmp, err)
 	}
-	var buf bytes.Buffer
-	partial := false
+	ups := make([]*cdc.Upsert, 0, len(tw.Upserts))
 	for _, u := range tw.Upserts {
-		partial = partial || u.Partial()
-		writeUpsert(&buf, t, u)
+		ups = append(ups, u)
 	}
+	partial := false
+	lines := routes.NewLines(len(ups), func(b []byte, i int) []byte {
+		b, p := appendUpsert(b, t, ups[i])
+		partial = partial || p
+		return b
+	})
 	cols := joinIdents(t.Columns) + ", " + originList(len(t.Key)) + ", _weir_unchanged"
-	if _, err := tx.Conn().PgConn().CopyFrom(ctx, &buf, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, cols)); err != nil {
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, lines, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, cols)); err != nil {
 		return fmt.Errorf("copy upserts: %w", err)
 	}
 	if !partial {
@@ -235,11 +239,12 @@ func applyDeletes(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, tmp strin
 	if _, err := tx.Exec(ctx, q); err != nil {
 		return fmt.Errorf("create %s: %w", tmp, err)
 	}
-	var buf bytes.Buffer
+	dels := make([][]any, 0, len(tw.Deletes))
 	for _, key := range tw.Deletes {
-		writeTextRow(&buf, key)
+		dels = append(dels, key)
 	}
-	if _, err := tx.Conn().PgConn().CopyFrom(ctx, &buf, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, keys)); err != nil {
+	lines := routes.NewLines(len(dels), func(b []byte, i int) []byte { return appendTextRow(b, dels[i]) })
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, lines, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, keys)); err != nil {
 		return fmt.Errorf("copy deletes: %w", err)
 	}
 	q = fmt.Sprintf("DELETE FROM %s d USING %s x WHERE %s; DROP TABLE %s", ident(t.Dest), tmp, keyMatch(t, "d", "x", false), tmp)

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -11,37 +10,92 @@ import (
 	"github.com/weirhq/weir/cdc"
 )
 
-// writeUpsert writes one staged upsert as a COPY text line: the row (an
+// appendUpsert appends one staged upsert as a COPY text line: the row (an
 // Unchanged column as NULL, filled later), its origin key, and the array
-// of its Unchanged column names.
-func writeUpsert(buf *bytes.Buffer, t *cdc.Table, u *cdc.Upsert) {
+// of its Unchanged column names; partial reports an Unchanged column.
+func appendUpsert(b []byte, t *cdc.Table, u *cdc.Upsert) (_ []byte, partial bool) {
+	for i, v := range u.Row {
+		if cdc.IsUnchanged(v) {
+			partial = true
+		}
+		if i > 0 {
+			b = append(b, '\t')
+		}
+		b = appendCopyValue(b, v)
+	}
+	for _, v := range u.Origin {
+		b = appendCopyValue(append(b, '\t'), v)
+	}
+	b = append(b, '\t')
+	if !partial {
+		return append(b, "{}\n"...), false
+	}
 	var unchanged []string
-	vals := make([]any, 0, len(u.Row)+len(u.Origin)+1)
 	for i, v := range u.Row {
 		if cdc.IsUnchanged(v) {
 			unchanged = append(unchanged, t.Columns[i])
-			v = nil
 		}
-		vals = append(vals, v)
 	}
-	vals = append(vals, u.Origin...)
-	writeTextRow(buf, append(vals, textArray(unchanged)))
+	return append(appendCopyEscaped(b, textArray(unchanged)), '\n'), true
 }
 
-// writeTextRow writes values as one line of COPY's text format.
-func writeTextRow(buf *bytes.Buffer, vals []any) {
+// appendTextRow appends values as one line of COPY's text format.
+func appendTextRow(b []byte, vals []any) []byte {
 	for i, v := range vals {
 		if i > 0 {
-			buf.WriteByte('\t')
+			b = append(b, '\t')
 		}
-		if v == nil || cdc.IsUnchanged(v) {
-			buf.WriteString(`\N`)
-			continue
-		}
-		escapeCopy(buf, pgText(v))
+		b = appendCopyValue(b, v)
 	}
-	buf.WriteByte('\n')
+	return append(b, '\n')
 }
+
+// appendCopyValue appends one value as COPY text: NULL (nil, Unchanged) as
+// \N, anything else as PostgreSQL's input text of it (see pgText),
+// escaped.
+func appendCopyValue(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, `\N`...)
+	case string:
+		return appendCopyEscaped(b, x)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int16:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int8:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case uint64:
+		return strconv.AppendUint(b, x, 10)
+	case uint32:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint16:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint8:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case []byte: // bytea hex; its backslash is escaped for COPY
+		return hex.AppendEncode(append(b, `\\x`...), x)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case time.Time:
+		return x.AppendFormat(b, pgTimeLayout)
+	case float32:
+		return strconv.AppendFloat(b, float64(x), 'g', -1, 32)
+	case float64:
+		return strconv.AppendFloat(b, x, 'g', -1, 64)
+	}
+	if cdc.IsUnchanged(v) {
+		return append(b, `\N`...)
+	}
+	return appendCopyEscaped(b, pgText(v))
+}
+
+// pgTimeLayout renders a time with its zone (a timestamp column drops it).
+const pgTimeLayout = "2006-01-02 15:04:05.999999Z07:00"
 
 // pgText renders a change value as PostgreSQL's input text: strings as
 // they are (pgoutput's text output), bytes as bytea hex, times with their
@@ -55,7 +109,7 @@ func pgText(v any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	case time.Time:
-		return x.Format("2006-01-02 15:04:05.999999Z07:00")
+		return x.Format(pgTimeLayout)
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32)
 	case float64:
@@ -65,21 +119,28 @@ func pgText(v any) string {
 	}
 }
 
-func escapeCopy(buf *bytes.Buffer, s string) {
+// appendCopyEscaped appends s with COPY text's escapes for backslash,
+// newline, carriage return and tab.
+func appendCopyEscaped(b []byte, s string) []byte {
+	start := 0
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
+		var esc string
+		switch s[i] {
 		case '\\':
-			buf.WriteString(`\\`)
+			esc = `\\`
 		case '\n':
-			buf.WriteString(`\n`)
+			esc = `\n`
 		case '\r':
-			buf.WriteString(`\r`)
+			esc = `\r`
 		case '\t':
-			buf.WriteString(`\t`)
+			esc = `\t`
 		default:
-			buf.WriteByte(c)
+			continue
 		}
+		b = append(append(b, s[start:i]...), esc...)
+		start = i + 1
 	}
+	return append(b, s[start:]...)
 }
 
 // textArray renders names as a text[] literal, each element quoted.

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -203,15 +202,16 @@ func appendOps(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, n int) error
 	if _, err := tx.Exec(ctx, q); err != nil {
 		return fmt.Errorf("create %s: %w", tmp, err)
 	}
-	var buf bytes.Buffer
 	partial := false
-	for i := range tw.Ops {
+	vals := make([]any, 0, len(t.Columns)+len(t.Key)+5)
+	lines := routes.NewLines(len(tw.Ops), func(b []byte, i int) []byte {
 		o := &tw.Ops[i]
 		partial = partial || o.Partial()
-		writeLogOp(&buf, t, o)
-	}
+		vals = logOpValues(vals[:0], t, o)
+		return appendTextRow(b, vals)
+	})
 	cols := joinIdents(t.Columns) + ", " + originList(len(t.Key)) + ", _weir_unchanged, " + joinIdents(logCols)
-	if _, err := tx.Conn().PgConn().CopyFrom(ctx, &buf, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, cols)); err != nil {
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, lines, fmt.Sprintf("COPY %s (%s) FROM STDIN", tmp, cols)); err != nil {
 		return fmt.Errorf("copy ops: %w", err)
 	}
 	if partial {
@@ -228,11 +228,11 @@ func appendOps(ctx context.Context, tx pgx.Tx, tw *cdc.TableWindow, n int) error
 	return routes.Checkpoint("apply-after-append")
 }
 
-// writeLogOp writes one op as a COPY text line: the row (nil for a
-// truncate; Unchanged as NULL, named in the array), the origin key, the
-// Unchanged column names, then op, position, ordinal and commit time.
-func writeLogOp(buf *bytes.Buffer, t *cdc.Table, o *cdc.LogOp) {
-	vals := make([]any, 0, len(t.Columns)+len(t.Key)+5)
+// logOpValues appends to vals the values of one op's COPY text line: the
+// row (nil for a truncate; Unchanged as NULL, named in the array), the
+// origin key, the Unchanged column names, then op, position, ordinal and
+// commit time.
+func logOpValues(vals []any, t *cdc.Table, o *cdc.LogOp) []any {
 	var unchanged []string
 	for i := range t.Columns {
 		var v any
@@ -251,8 +251,7 @@ func writeLogOp(buf *bytes.Buffer, t *cdc.Table, o *cdc.LogOp) {
 		}
 		vals = append(vals, v)
 	}
-	vals = append(vals, textArray(unchanged), string(o.Op), o.Position, strconv.Itoa(o.Ord), o.Commit)
-	writeTextRow(buf, vals)
+	return append(vals, textArray(unchanged), string(o.Op), o.Position, strconv.Itoa(o.Ord), o.Commit)
 }
 
 // logFillSQL copies the value of every Unchanged column from the latest
