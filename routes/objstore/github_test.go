@@ -287,7 +287,10 @@ func TestGitHub_RateLimitsWaited(t *testing.T) {
 			h.Set("Retry-After", "0")
 			return http.StatusForbidden, `{"message":"You have exceeded a secondary rate limit","documentation_url":"https://docs.example/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`
 		},
-		func(h http.Header) (int, string) { h.Set("Retry-After", "0"); return http.StatusTooManyRequests, `{"message":"too many"}` },
+		func(h http.Header) (int, string) {
+			h.Set("Retry-After", "0")
+			return http.StatusTooManyRequests, `{"message":"too many"}`
+		},
 		func(h http.Header) (int, string) { return http.StatusBadGateway, `{"message":"bad gateway"}` },
 	}
 	g.Fault = func(r *http.Request) (int, http.Header, string, bool) {
