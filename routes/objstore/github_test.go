@@ -186,6 +186,9 @@ func TestGitHub_BadInputRefused(t *testing.T) {
 			}
 		})
 	}
+	if r := routes.Redact("github://acme/secret/csv?ref=main&token=" + wrong); strings.Contains(r, wrong) {
+		t.Fatalf("Redact shows a github:// token: %s", r)
+	}
 	t.Setenv("GITHUB_TOKEN", g.Token)
 	src := openGH(t, ctx, "github://acme/secret?endpoint="+g.URL)
 	if _, rows := ghRead(t, ctx, src, "a"); len(rows) != 1 {
