@@ -34,6 +34,7 @@ var fixtures = map[string]func(t *testing.T) routestest.Fixture{
 	"file":       func(t *testing.T) routestest.Fixture { return objstoretest.NewFile(t) },
 	"s3":         func(t *testing.T) routestest.Fixture { return objstoretest.NewS3(t) },
 	"gcs":        func(t *testing.T) routestest.Fixture { return objstoretest.NewGCS(t) },
+	"github":     func(t *testing.T) routestest.Fixture { return objstoretest.NewGitHub(t) },
 }
 
 // untestedModes are the modes a destination registers that the cell

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/scheme"
 )
 
 // TableAddr addresses a table in a connection: conn:schema.table, parsed
@@ -85,7 +86,13 @@ func (a TableAddr) Parts() []string {
 func (a TableAddr) key() string { return strings.ToLower(a.String()) }
 
 // objectSchemes are the schemes whose "tables" are object paths.
-var objectSchemes = map[string]bool{"file": true, "s3": true, "gcs": true, "gs": true}
+var objectSchemes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range scheme.ObjectPaths {
+		m[s] = true
+	}
+	return m
+}()
 
 // baseName is an object path's file name without its extension (data/orders.csv → orders).
 func baseName(object string) string {

@@ -58,3 +58,30 @@ func TestTransferSinkDatabase(t *testing.T) {
 		}
 	}
 }
+
+// TestTransferGitHubSource: a github:// connection is a transfer's from:
+// like any other, its tables object paths as a file:// connection's are;
+// as a to: it is refused (it is a source only).
+func TestTransferGitHubSource(t *testing.T) {
+	const conns = "version: 1\nconnections:\n  gh: \"github://acme/data/csv?ref=v1&token=${GITHUB_TOKEN}\"\n  fs: \"file:///data\"\n  pg: \"postgres://u@h/db\"\n"
+	for _, table := range []string{"in/orders.csv", "orders"} {
+		f, err := Parse([]byte(conns+"tasks:\n  t:\n    transfer: {from: gh, table: "+table+", to: pg, schema: s}\n  u:\n    transfer: {from: fs, table: "+table+", to: pg, schema: s2}\n"), "weir.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gh, fs := f.Tasks[0], f.Tasks[1]
+		if gh.Name == "u" {
+			gh, fs = fs, gh
+		}
+		if src := gh.Sources()[0]; src.Table != table || src.Schema != "" {
+			t.Errorf("from github: source %s, want the object path %s", src, table)
+		}
+		if got, want := gh.Sinks()[0].Table, fs.Sinks()[0].Table; got != want || got != "orders" {
+			t.Errorf("from github: sink table %s, from file:// %s, want orders", got, want)
+		}
+	}
+	_, err := Parse([]byte(conns+"tasks:\n  t:\n    transfer: {from: pg, table: public.orders, to: gh}\n"), "weir.yaml", nil)
+	if err == nil || !strings.Contains(err.Error(), `connection "gh" is a github:// source: it cannot be written`) {
+		t.Fatalf("to: a github connection: %v", err)
+	}
+}

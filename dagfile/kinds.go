@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,10 @@ func (p *parser) transfer(t *Task, k field) *Transfer {
 	}
 	if p.require(fs, k, "to", "the destination connection") {
 		x.To = p.conn(fs["to"])
+		if c := p.f.Connections[x.To]; c != nil && slices.Contains(scheme.SourceOnly, c.Scheme()) {
+			g := fs["to"]
+			p.d.fail(g.val, g.path, "connection %q is a %s:// source: it cannot be written; name a database, object store or Iceberg connection", x.To, c.Scheme())
+		}
 	}
 	p.transferTables(x, fs, k)
 	p.onlyWith(fs, "cursor", "mode", x.Mode, "append", "merge")

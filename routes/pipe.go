@@ -38,16 +38,22 @@ type CopySpec struct {
 
 // CopyResult reports one table's transfer.
 type CopyResult struct {
-	Table      string        `json:"table"`
-	DestTable  string        `json:"dest_table"`
-	Rows       int64         `json:"rows"`
-	Bytes      int64         `json:"bytes"`
-	Pipes      int           `json:"pipes"`
-	Native     bool          `json:"passthrough"`
-	KeptEmpty  bool          `json:"kept_empty,omitempty"`  // empty source: destination left as it was
-	NothingNew bool          `json:"nothing_new,omitempty"` // incremental run found no new rows
-	Watermark  string        `json:"watermark,omitempty"`
-	Elapsed    time.Duration `json:"-"`
+	Table      string `json:"table"`
+	DestTable  string `json:"dest_table"`
+	Rows       int64  `json:"rows"`
+	Bytes      int64  `json:"bytes"`
+	Pipes      int    `json:"pipes"`
+	Native     bool   `json:"passthrough"`
+	KeptEmpty  bool   `json:"kept_empty,omitempty"`  // empty source: destination left as it was
+	NothingNew bool   `json:"nothing_new,omitempty"` // incremental run found no new rows
+	// Unchanged: a replace found the source's content version equal to the
+	// one the destination's last replace committed; nothing was read.
+	Unchanged bool `json:"unchanged,omitempty"`
+	// SourceRevision is the revision a VersionedSource read (github://:
+	// the commit SHA its ref resolved to).
+	SourceRevision string        `json:"source_revision,omitempty"`
+	Watermark      string        `json:"watermark,omitempty"`
+	Elapsed        time.Duration `json:"-"`
 }
 
 // Copy moves one table: probe, plan, prepare (lock + staging), one pipe per
@@ -84,11 +90,21 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 		res.NothingNew, res.Watermark = win.Empty, win.After
 		return res, err
 	}
+	if spec.Position, res.SourceRevision, err = sourceVersion(ctx, src, info, spec); err != nil {
+		return res, err
+	}
 	stage, err := dst.Prepare(ctx, info, WriteOptions{Table: spec.DestTable, Mode: spec.Mode, RunID: spec.RunID, Key: spec.Key, Allocator: spec.Allocator, Fresh: spec.Fresh})
 	if err != nil {
 		return res, err
 	}
 	log.InfoContext(ctx, "prepare", "dest_table", res.DestTable, "mode", spec.Mode)
+	if res.Unchanged, err = unchanged(ctx, dst, info, spec); err != nil || res.Unchanged {
+		if aerr := Abort(ctx, stage); err == nil {
+			err = aerr
+		}
+		log.InfoContext(ctx, "unchanged", "dest_table", res.DestTable, "revision", res.SourceRevision)
+		return res, err
+	}
 	err = copyLocked(ctx, src, stage, info, spec, &res)
 	if err != nil {
 		Abort(ctx, stage)
@@ -124,6 +140,39 @@ func copyLocked(ctx context.Context, src Source, stage Stage, info *TableInfo, s
 		return err
 	}
 	return commit(ctx, stage, info, spec, win, res)
+}
+
+// sourceVersion is the State.Position a VersionedSource's table commits
+// with, and its revision for the report.
+func sourceVersion(ctx context.Context, src Source, info *TableInfo, spec CopySpec) (position, revision string, err error) {
+	v, ok := As[VersionedSource](src)
+	if !ok || spec.Position != "" {
+		return spec.Position, "", nil
+	}
+	rev, ver, err := v.TableVersion(ctx, info)
+	if err != nil {
+		return "", "", fmt.Errorf("version of %s: %w", spec.Table, err)
+	}
+	if spec.Mode == ModeReplace {
+		return "version=" + ver + " rev=" + rev, rev, nil
+	}
+	return "rev=" + rev, rev, nil
+}
+
+// unchanged reports a replace whose source version is the one the
+// destination's last replace from it committed (read under the lock).
+func unchanged(ctx context.Context, dst Destination, info *TableInfo, spec CopySpec) (bool, error) {
+	ver, _, ok := strings.Cut(spec.Position, " rev=")
+	sr, isReader := As[StateReader](dst)
+	if spec.Mode != ModeReplace || !ok || !strings.HasPrefix(ver, "version=") || !isReader {
+		return false, nil
+	}
+	st, found, err := sr.LoadState(ctx, spec.DestTable, info.SourceID)
+	if err != nil || !found {
+		return false, err
+	}
+	last, _, _ := strings.Cut(st.Position, " rev=")
+	return last == ver, nil
 }
 
 // notItself refuses a destination that is the source table itself: its

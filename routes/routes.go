@@ -157,7 +157,7 @@ type State struct {
 	SourceID  string // the source identity (URL without secrets + table)
 	Cursor    string // watermark column
 	Watermark string // text-encoded highest cursor value committed
-	Position  string // CDC position (LSN, binlog coordinate)
+	Position  string // CDC position (LSN, binlog coordinate); a VersionedSource's version and revision
 	RunID     string
 	Rows      int64 // rows this run committed
 }
@@ -195,6 +195,17 @@ type Window struct {
 
 // WindowFunc decides a run's window once the source table is probed.
 type WindowFunc func(ctx context.Context, info *TableInfo, dest TableRef) (Window, error)
+
+// VersionedSource is a Source whose tables have a content version that
+// changes whenever their rows may (github://: the files' blob SHAs), read
+// at one pinned revision (the commit SHA a ref resolved to). Copy records
+// both in State.Position ("version=… rev=…", or "rev=…" for append and
+// merge) and in CopyResult.SourceRevision; a replace that finds, under the
+// destination's lock, the version the last replace committed is a no-op
+// that says so (CopyResult.Unchanged): nothing is read.
+type VersionedSource interface {
+	TableVersion(ctx context.Context, info *TableInfo) (revision, version string, err error)
+}
 
 // TableLister is a Source that can list the tables of a schema (--schema).
 type TableLister interface {

@@ -77,7 +77,7 @@ func (r *Runner) MaintainConsumed(ctx context.Context, table dagfile.TableAddr) 
 		srcs := modelSources(d.Model)
 		for _, view := range sortedNames(srcs) {
 			cursor := d.Model.Cursor[view]
-			if !strings.EqualFold(srcs[view].String(), table.String()) || d.Model.IsLookup(view) ||
+			if !r.sameTable(srcs[view], table) || d.Model.IsLookup(view) ||
 				(cursor != "" && cursor != routes.SnapshotCursor) {
 				continue
 			}
@@ -104,4 +104,18 @@ func (r *Runner) MaintainConsumed(ctx context.Context, table dagfile.TableAddr) 
 		}
 	}
 	return consumed, nil
+}
+
+// sameTable reports whether a and b name the same table: by the same
+// connection, or by two connections of the dagfile with the same URL (two
+// names for one lake).
+func (r *Runner) sameTable(a, b dagfile.TableAddr) bool {
+	if !strings.EqualFold(a.Name(), b.Name()) {
+		return false
+	}
+	if strings.EqualFold(a.Conn, b.Conn) {
+		return true
+	}
+	ca, cb := r.file.Connections[a.Conn], r.file.Connections[b.Conn]
+	return ca != nil && cb != nil && ca.URL() != "" && ca.URL() == cb.URL()
 }

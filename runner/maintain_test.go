@@ -322,3 +322,53 @@ func checkCarried(t *testing.T, e *iceberg.Endpoint, name string, before map[str
 		t.Fatalf("%s: the compaction's summary carries %v, want %v", name, got, before)
 	}
 }
+
+// TestMaintain_CountsReadersThroughAnotherConnectionName: a model that
+// reads bronze.orders through a second connection name for the same lake
+// (lake2, the same URL) is a reader like any other: its offset holds the
+// snapshots and files it has not read, so after maintain it still reads
+// exactly the rows it had not (compacting them would hide them from it).
+func TestMaintain_CountsReadersThroughAnotherConnectionName(t *testing.T) {
+	d := newLakeDAG(t, "warn")
+	body, _ := readFile(d.path)
+	body = strings.Replace(body, "  lake: iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake\n",
+		"  lake: iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake\n"+
+			"  lake2: iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake\n", 1)
+	if !strings.Contains(body, "lake2:") {
+		t.Fatal("the test's dagfile has no lake2 connection")
+	}
+	writeFile(t, d.path, body+`  alias_log:
+    model: {source: lake2:bronze.orders, sink: lake:silver.alias, mode: append, sql: "SELECT id, amount FROM input"}
+`)
+	r := d.runner(t)
+	ctx := testContext(t)
+	for i := 1; i <= 4; i++ {
+		d.orders(t, 1, 10*i)
+		once(t, r, "bronze_orders")
+		if i == 1 {
+			once(t, r, "alias_log")
+		}
+	}
+	once(t, r, "silver_log")
+	marks, _, err := incremental.LoadMarks(ctx, lakeEndpoint(t, r), lakeRef("silver.alias"), "alias_log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Maintain(ctx, "bronze_orders", maintainOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Consumed == nil || itoa(int(*rep.Consumed)) != marks["input"].Offset {
+		t.Errorf("consumed through %d, want alias_log's offset %s (it reads the table through lake2)", ptrValue(rep.Consumed), marks["input"].Offset)
+	}
+	if rep := once(t, r, "alias_log"); rep.Error != "" || rep.RowsIn != 30 {
+		t.Fatalf("alias_log after maintain: %+v, want the 30 rows it had not read", rep)
+	}
+}
+
+func ptrValue(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}

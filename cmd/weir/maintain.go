@@ -54,6 +54,12 @@ pass --keep-from SEQ (the lowest sequence number they committed) for them.
 			if len(args) == 1 && table == "" {
 				return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("--table is required with SRC")}
 			}
+			if task != "" && table != "" {
+				return &ExitCodeError{Code: ExitBadInput, Err: fmt.Errorf("--table is for SRC --table T; --task %s maintains the table the task writes: drop one", task)}
+			}
+			if err := checkMaintainFlags(cmd, o, keepFrom); err != nil {
+				return &ExitCodeError{Code: ExitBadInput, Err: err}
+			}
 			o.Consumed = iceberg.AllConsumed
 			if cmd.Flags().Changed("keep-from") {
 				o.Consumed = keepFrom
@@ -145,4 +151,25 @@ func printMaintain(w io.Writer, rep *iceberg.MaintainReport, err error, asJSON b
 	fmt.Fprintf(w, "%s: %sexpire %d snapshots, keep %d\n", rep.Table, verb, len(rep.Expire.Expired), rep.Expire.Kept)
 	fmt.Fprintf(w, "%s: %sremove %d orphan files (%d bytes, older than %s)\n", rep.Table, verb, len(rep.Orphans.Files), rep.Orphans.Bytes, rep.Orphans.OlderThan)
 	return err
+}
+
+// checkMaintainFlags refuses the numbers that would otherwise silently
+// fall back to a default (a negative size, age or count).
+func checkMaintainFlags(cmd *cobra.Command, o iceberg.MaintainOptions, keepFrom int64) error {
+	for _, c := range []struct {
+		flag string
+		bad  bool
+		want string
+	}{
+		{"retain-last", o.RetainLast < 1, "at least 1"},
+		{"min-input-files", o.MinInputFiles < 1, "at least 1"},
+		{"target-file-size", o.TargetFileBytes < 1, "a size in bytes above 0"},
+		{"orphan-age", o.OrphanAge < 0, "a duration of 0 (the lease's TTL) or more"},
+		{"keep-from", keepFrom < 0, "a snapshot sequence number, 0 or more"},
+	} {
+		if c.bad && cmd.Flags().Changed(c.flag) {
+			return fmt.Errorf("--%s %s: give %s", c.flag, cmd.Flags().Lookup(c.flag).Value, c.want)
+		}
+	}
+	return nil
 }

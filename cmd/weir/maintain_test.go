@@ -103,3 +103,33 @@ func TestMaintain_CLI(t *testing.T) {
 		t.Fatalf("gold after maintain:\n%s\nwithout:\n%s", maintained, plain)
 	}
 }
+
+// TestMaintain_CLIRefusesSilentFallbacks: flags that used to be ignored or
+// fall back to a default without a word (--table with --task, negative
+// counts, sizes and ages) and a table that does not exist are exit 2.
+func TestMaintain_CLIRefusesSilentFallbacks(t *testing.T) {
+	path := quickstart(t)
+	if code, _, stderr := runCmdErr(t, "run", "--once", "--task", "bronze_orders", "-f", path); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	for _, bad := range [][]string{
+		{"--task", "silver_orders", "--table", "bronze.orders"},
+		{"--task", "bronze_orders", "--retain-last", "-1"},
+		{"--task", "bronze_orders", "--retain-last", "0"},
+		{"--task", "bronze_orders", "--min-input-files", "-1"},
+		{"--task", "bronze_orders", "--target-file-size", "-5"},
+		{"--task", "bronze_orders", "--target-file-size", "0"},
+		{"--task", "bronze_orders", "--orphan-age", "-1s"},
+		{"--task", "bronze_orders", "--keep-from", "-3"},
+		{"lake", "--table", "bronze.nosuch"},
+		{"lake", "--table", "nosuch.orders"},
+	} {
+		args := append([]string{"maintain", "--dry-run", "-f", path}, bad...)
+		if code, _, stderr := runCmdErr(t, args...); code != ExitBadInput {
+			t.Errorf("weir %s: exit %d, want %d\n%s", strings.Join(bad, " "), code, ExitBadInput, stderr)
+		}
+	}
+	if code, _, stderr := runCmdErr(t, "maintain", "--dry-run", "--task", "bronze_orders", "--orphan-age", "0s", "--keep-from", "0", "-f", path); code != 0 {
+		t.Errorf("the limits themselves: exit %d\n%s", code, stderr)
+	}
+}

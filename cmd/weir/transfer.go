@@ -131,6 +131,8 @@ func printSummary(rep *weir.Report) {
 			fmt.Fprintf(os.Stderr, "%s → %s: failed\n", t.Table, t.DestTable)
 		case t.KeptEmpty:
 			fmt.Fprintf(os.Stderr, "%s → %s: source is empty; destination left as it was\n", t.Table, t.DestTable)
+		case t.Unchanged:
+			fmt.Fprintf(os.Stderr, "%s → %s: unchanged at %s since the last replace; nothing read\n", t.Table, t.DestTable, t.SourceRevision)
 		case t.NothingNew:
 			fmt.Fprintf(os.Stderr, "%s → %s: nothing new past watermark %s\n", t.Table, t.DestTable, t.Watermark)
 		default:

@@ -113,6 +113,9 @@ func (e *Endpoint) Maintain(ctx context.Context, t routes.TableRef, o MaintainOp
 		rep.Consumed = &c
 	}
 	if _, err := e.loadTable(ctx, t); err != nil {
+		if errors.Is(err, routes.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %w: name a table weir has written (namespace.table); maintain creates none", routes.ErrBadInput, err)
+		}
 		return nil, err
 	}
 	l, err := e.lock.acquire(ctx, t, o.RunID)

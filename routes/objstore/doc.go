@@ -1,5 +1,8 @@
 // Package objstore is weir's route for object stores and local files:
-// s3:// (any S3-compatible endpoint), gcs:// and file:// (or a bare path).
+// s3:// (any S3-compatible endpoint), gcs:// and file:// (or a bare path);
+// and, as a source only, github:// (github.go: the CSV files of a GitHub
+// repository at one commit, read through a store over the REST API;
+// docs/routes-api.md).
 //
 // As a destination it writes Parquet (zstd, default) or CSV.gz files into a
 // run's staging folder next to the table's, moves them into the table's

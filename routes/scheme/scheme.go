@@ -17,3 +17,11 @@ var URLDatabase = map[string]string{
 	"mysql": "", "mariadb": "",
 	"clickhouse": "default", "clickhouse+http": "default", "clickhouse+https": "default",
 }
+
+// SourceOnly are the schemes of table sources that take no writes: a
+// dagfile that names one as a transfer's to: is refused by weir lint.
+var SourceOnly = []string{"github"}
+
+// ObjectPaths are the schemes whose table names are object paths
+// (data/orders.csv), loaded under their file's stem (orders).
+var ObjectPaths = []string{"file", "s3", "gcs", "gs", "github"}
