@@ -9,17 +9,16 @@ import (
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/routes/iceberg"
 )
 
-// Maintain maintains the Iceberg table a task writes (iceberg.Endpoint.
+// Maintain maintains the Iceberg table a task writes (routes.Maintainer,
 // Maintain): it compacts the small data files, expires old snapshots and
 // removes orphan files, keeping every snapshot and data file that an
 // incremental model of the dagfile still needs to read on from its
 // committed offset (MaintainConsumed). Offsets never move: the sink's own
 // state is carried into the compaction snapshot, and readers skip that
 // snapshot's rows as not new.
-func (r *Runner) Maintain(ctx context.Context, name string, o iceberg.MaintainOptions) (*iceberg.MaintainReport, error) {
+func (r *Runner) Maintain(ctx context.Context, name string, o routes.MaintainOptions) (*routes.MaintainReport, error) {
 	t, err := r.task(name)
 	if err != nil {
 		return nil, err
@@ -36,12 +35,12 @@ func (r *Runner) Maintain(ctx context.Context, name string, o iceberg.MaintainOp
 }
 
 // MaintainTable is Maintain of a table on a connection of the dagfile.
-func (r *Runner) MaintainTable(ctx context.Context, table dagfile.TableAddr, o iceberg.MaintainOptions) (*iceberg.MaintainReport, error) {
+func (r *Runner) MaintainTable(ctx context.Context, table dagfile.TableAddr, o routes.MaintainOptions) (*routes.MaintainReport, error) {
 	dst, err := r.destination(ctx, table.Conn)
 	if err != nil {
 		return nil, err
 	}
-	e, ok := dst.(*iceberg.Endpoint)
+	e, ok := routes.As[routes.Maintainer](dst)
 	if !ok {
 		return nil, routes.BadInput("weir maintain works on Iceberg tables; %s is on a %T connection", table, dst)
 	}
@@ -62,14 +61,14 @@ func (r *Runner) MaintainTable(ctx context.Context, table dagfile.TableAddr, o i
 
 // MaintainConsumed is the lowest snapshot sequence number at which an
 // incremental model of the dagfile that reads table by snapshot committed
-// its offset (iceberg.AllConsumed when none has): the model reads on from
+// its offset (routes.AllConsumed when none has): the model reads on from
 // there, so that snapshot and the later ones must stay, and data files
 // added after it must not be rewritten. A model that has committed
 // nothing reads the table from its start (every live row), and a replace
 // model or a lookup reads it whole; neither holds anything back, nor does a
 // model reading by a column cursor (it compares values, not snapshots).
 func (r *Runner) MaintainConsumed(ctx context.Context, table dagfile.TableAddr) (int64, error) {
-	consumed := int64(iceberg.AllConsumed)
+	consumed := int64(routes.AllConsumed)
 	for _, d := range r.file.Tasks {
 		if d.Kind != dagfile.KindModel || d.Model.Mode == "replace" {
 			continue

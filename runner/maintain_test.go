@@ -55,8 +55,8 @@ func sortedRows(t *testing.T, r *Runner, table string) []string {
 	return rows
 }
 
-func maintainOpts() iceberg.MaintainOptions {
-	return iceberg.MaintainOptions{Consumed: iceberg.AllConsumed, RetainLast: 1, OrphanAge: time.Nanosecond}
+func maintainOpts() routes.MaintainOptions {
+	return routes.MaintainOptions{Consumed: routes.AllConsumed, RetainLast: 1, OrphanAge: time.Nanosecond}
 }
 
 // TestMaintain_RemovesKilledRunOrphans: maintain is refused (locked)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/routes"
-	"github.com/weirhq/weir/routes/iceberg"
 )
 
 func init() { commands = append(commands, newMaintainCmd) }
@@ -20,7 +19,7 @@ func newMaintainCmd() *cobra.Command {
 	var keepFrom int64
 	var asJSON bool
 	var cf connFile
-	o := iceberg.MaintainOptions{}
+	o := routes.MaintainOptions{}
 	cmd := &cobra.Command{
 		Use:   "maintain (--task NAME -f weir.yaml | SRC --table T) [--dry-run] [--json]",
 		Short: "Compact an Iceberg table's small files, expire the snapshots no offset needs, remove orphan files",
@@ -60,7 +59,7 @@ pass --keep-from SEQ (the lowest sequence number they committed) for them.
 			if err := checkMaintainFlags(cmd, o, keepFrom); err != nil {
 				return &ExitCodeError{Code: ExitBadInput, Err: err}
 			}
-			o.Consumed = iceberg.AllConsumed
+			o.Consumed = routes.AllConsumed
 			if cmd.Flags().Changed("keep-from") {
 				o.Consumed = keepFrom
 			}
@@ -80,7 +79,7 @@ pass --keep-from SEQ (the lowest sequence number they committed) for them.
 	f.BoolVar(&o.DryRun, "dry-run", false, "report what would be done; change nothing")
 	f.IntVar(&o.RetainLast, "retain-last", 1, "keep at least this many snapshots of the main branch")
 	f.DurationVar(&o.OrphanAge, "orphan-age", 0, "leave unreferenced files younger than this (default: the lease's TTL, lease= on the URL)")
-	f.Int64Var(&o.TargetFileBytes, "target-file-size", iceberg.DefaultTargetFileBytes, "compaction's target data file size in bytes")
+	f.Int64Var(&o.TargetFileBytes, "target-file-size", routes.DefaultTargetFileBytes, "compaction's target data file size in bytes")
 	f.IntVar(&o.MinInputFiles, "min-input-files", 2, "the fewest small files worth a rewrite")
 	f.Int64Var(&keepFrom, "keep-from", 0, "also keep snapshots from this sequence number on, and compact no file added after it (readers outside the dagfile)")
 	f.StringVar(&skip, "skip", "", "steps to leave out, comma-separated: compact, expire, orphans")
@@ -91,7 +90,7 @@ pass --keep-from SEQ (the lowest sequence number they committed) for them.
 
 // maintain runs it on a task's sink, a table of a dagfile connection
 // (whose models' offsets count), or a table of a URL (no readers known).
-func maintain(cmd *cobra.Command, task string, args []string, table string, cf connFile, o iceberg.MaintainOptions) (*iceberg.MaintainReport, error) {
+func maintain(cmd *cobra.Command, task string, args []string, table string, cf connFile, o routes.MaintainOptions) (*routes.MaintainReport, error) {
 	ctx := cmd.Context()
 	if task != "" {
 		r, err := loadRunner(cf.path)
@@ -120,7 +119,7 @@ func maintain(cmd *cobra.Command, task string, args []string, table string, cf c
 		return nil, err
 	}
 	defer ep.Close()
-	e, ok := ep.(*iceberg.Endpoint)
+	e, ok := routes.As[routes.Maintainer](ep)
 	if !ok {
 		return nil, routes.BadInput("weir maintain works on Iceberg tables; %s is not an Iceberg catalog", args[0])
 	}
@@ -134,7 +133,7 @@ func maintain(cmd *cobra.Command, task string, args []string, table string, cf c
 
 // printMaintain prints the report (JSON on w, else lines on stderr) and
 // passes the error on for the exit code.
-func printMaintain(w io.Writer, rep *iceberg.MaintainReport, err error, asJSON bool) error {
+func printMaintain(w io.Writer, rep *routes.MaintainReport, err error, asJSON bool) error {
 	if rep == nil {
 		return err
 	}
@@ -155,7 +154,7 @@ func printMaintain(w io.Writer, rep *iceberg.MaintainReport, err error, asJSON b
 
 // checkMaintainFlags refuses the numbers that would otherwise silently
 // fall back to a default (a negative size, age or count).
-func checkMaintainFlags(cmd *cobra.Command, o iceberg.MaintainOptions, keepFrom int64) error {
+func checkMaintainFlags(cmd *cobra.Command, o routes.MaintainOptions, keepFrom int64) error {
 	for _, c := range []struct {
 		flag string
 		bad  bool

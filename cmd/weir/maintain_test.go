@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weirhq/weir/routes/iceberg"
+	"github.com/weirhq/weir/routes"
 )
 
 // TestMaintain_CLI: weir maintain on the quickstart lake after three
@@ -51,10 +51,10 @@ func TestMaintain_CLI(t *testing.T) {
 			t.Errorf("weir %s: exit %d, want %d", strings.Join(bad, " "), code, ExitBadInput)
 		}
 	}
-	report := func(args ...string) iceberg.MaintainReport {
+	report := func(args ...string) routes.MaintainReport {
 		t.Helper()
 		code, stdout, stderr := runCmdErr(t, append([]string{"maintain", "--json", "-f", path}, args...)...)
-		var rep iceberg.MaintainReport
+		var rep routes.MaintainReport
 		if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
 			t.Fatalf("maintain %v: exit %d\n%s\n%s", args, code, stdout, stderr)
 		}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -20,95 +18,15 @@ import (
 // the step, compact), so history tells it from a run's commit.
 const MaintainProperty = "weir.maintain"
 
-// AllConsumed is MaintainOptions.Consumed when no reader's offset holds
-// the table back.
-const AllConsumed = math.MaxInt64
-
-// MaintainOptions say what Maintain does to one table. Every step runs
-// under the table's lease, so no weir run writes meanwhile.
-type MaintainOptions struct {
-	RunID string
-	// Consumed is the lowest snapshot sequence number an incremental
-	// reader's committed offset names (AllConsumed: none does). Snapshots
-	// from it on are kept, and only data files every reader has consumed
-	// (sequence number ≤ Consumed) are compacted. The zero value keeps
-	// every snapshot and compacts nothing.
-	Consumed int64
-	// RetainLast keeps at least this many snapshots of the main branch
-	// (at least 1: the current one).
-	RetainLast int
-	// OrphanAge leaves unreferenced files younger than this (a run that
-	// is still writing); 0 is the lease's TTL.
-	OrphanAge time.Duration
-	// TargetFileBytes is the size compaction packs small files into; 0 is
-	// DefaultTargetFileBytes. MinInputFiles (0: 2) is the fewest small
-	// files worth one rewrite.
-	TargetFileBytes int64
-	MinInputFiles   int
-	// DryRun reports what would be done and changes nothing.
-	DryRun bool
-	// Skip names steps not to run: compact, expire, orphans.
-	Skip []string
-}
-
-// DefaultTargetFileBytes is compaction's target data file size.
-const DefaultTargetFileBytes = 128 << 20
-
-// MaintainReport is what Maintain did (or, in a dry run, would do).
-type MaintainReport struct {
-	Table  string `json:"table"`
-	DryRun bool   `json:"dry_run,omitempty"`
-	// Consumed is the lowest sequence number a reader's offset names
-	// (omitted when none does).
-	Consumed *int64         `json:"consumed_through,omitempty"`
-	Compact  CompactReport  `json:"compact"`
-	Expire   ExpireReport   `json:"expire"`
-	Orphans  OrphansReport  `json:"orphans"`
-	Skipped  []string       `json:"skipped,omitempty"`
-	Snapshot *SnapshotState `json:"snapshot,omitempty"` // the current snapshot after maintenance
-}
-
-// CompactReport: data files before and after, those rewritten.
-type CompactReport struct {
-	DataFilesBefore int   `json:"data_files_before"`
-	DataFilesAfter  int   `json:"data_files_after"`
-	Rewritten       int   `json:"rewritten_files"`
-	Written         int   `json:"written_files"`
-	BytesBefore     int64 `json:"bytes_before"`
-	BytesAfter      int64 `json:"bytes_after"`
-	// Unconsumed are small files a reader has not read yet: left as they
-	// are (a rewrite would hide their rows from it).
-	Unconsumed int `json:"unconsumed_files"`
-}
-
-// ExpireReport: the snapshots expired, by sequence number, and those kept.
-type ExpireReport struct {
-	Expired []int64 `json:"expired_sequence_numbers"`
-	Kept    int     `json:"kept_snapshots"`
-}
-
-// OrphansReport: files under the table's location no snapshot references.
-type OrphansReport struct {
-	Files     []string `json:"files"`
-	Bytes     int64    `json:"bytes"`
-	OlderThan string   `json:"older_than"`
-}
-
-// SnapshotState is a snapshot's sequence number and id.
-type SnapshotState struct {
-	SequenceNumber int64 `json:"sequence_number"`
-	ID             int64 `json:"id"`
-}
-
 // Maintain compacts the table's small data files, expires the snapshots
 // no reader's offset needs and removes orphan files, under the table's
 // lease (exit 75 while a run holds it). Compaction is one replace
 // snapshot that readers by SnapshotCursor skip (its rows are not new) and
 // whose summary carries the current snapshot's weir state; no step moves
 // an offset or changes the table's weir properties.
-func (e *Endpoint) Maintain(ctx context.Context, t routes.TableRef, o MaintainOptions) (*MaintainReport, error) {
-	rep := &MaintainReport{Table: t.String(), DryRun: o.DryRun, Skipped: o.Skip}
-	if o.Consumed != AllConsumed {
+func (e *Endpoint) Maintain(ctx context.Context, t routes.TableRef, o routes.MaintainOptions) (*routes.MaintainReport, error) {
+	rep := &routes.MaintainReport{Table: t.String(), DryRun: o.DryRun, Skipped: o.Skip}
+	if o.Consumed != routes.AllConsumed {
 		c := o.Consumed
 		rep.Consumed = &c
 	}
@@ -125,7 +43,7 @@ func (e *Endpoint) Maintain(ctx context.Context, t routes.TableRef, o MaintainOp
 	defer l.release(context.WithoutCancel(ctx))
 	steps := []struct {
 		name string
-		run  func(context.Context, routes.TableRef, MaintainOptions, *MaintainReport) error
+		run  func(context.Context, routes.TableRef, routes.MaintainOptions, *routes.MaintainReport) error
 	}{{"compact", e.compact}, {"expire", e.expire}, {"orphans", e.orphans}}
 	for _, s := range steps {
 		if slices.Contains(o.Skip, s.name) {
@@ -143,7 +61,7 @@ func (e *Endpoint) Maintain(ctx context.Context, t routes.TableRef, o MaintainOp
 		return rep, err
 	}
 	if s := tbl.CurrentSnapshot(); s != nil {
-		rep.Snapshot = &SnapshotState{SequenceNumber: s.SequenceNumber, ID: s.SnapshotID}
+		rep.Snapshot = &routes.SnapshotState{SequenceNumber: s.SequenceNumber, ID: s.SnapshotID}
 	}
 	return rep, nil
 }
@@ -181,7 +99,7 @@ func fileSequences(ctx context.Context, tbl *table.Table, snap *table.Snapshot) 
 // compact rewrites the small data files every reader has consumed into
 // files of about TargetFileBytes, with their deletes applied, in one
 // replace snapshot.
-func (e *Endpoint) compact(ctx context.Context, t routes.TableRef, o MaintainOptions, rep *MaintainReport) error {
+func (e *Endpoint) compact(ctx context.Context, t routes.TableRef, o routes.MaintainOptions, rep *routes.MaintainReport) error {
 	tbl, err := e.loadTable(ctx, t)
 	if err != nil {
 		return err
@@ -249,10 +167,10 @@ func (e *Endpoint) compact(ctx context.Context, t routes.TableRef, o MaintainOpt
 
 // compactionConfig is iceberg-go's bin-packing config for the options: a
 // file under 3/4 of the target is small.
-func compactionConfig(o MaintainOptions) compaction.Config {
+func compactionConfig(o routes.MaintainOptions) compaction.Config {
 	target := o.TargetFileBytes
 	if target <= 0 {
-		target = DefaultTargetFileBytes
+		target = routes.DefaultTargetFileBytes
 	}
 	cfg := compaction.DefaultConfig()
 	cfg.TargetFileSizeBytes, cfg.MinFileSizeBytes, cfg.MaxFileSizeBytes = target, target*3/4, target*9/5
@@ -282,7 +200,7 @@ func carriedState(snap *table.Snapshot, runID, step string) iceberg.Properties {
 // expire removes the snapshots of the main branch older than the oldest
 // one a reader's offset needs (and than RetainLast), and the snapshots no
 // branch or tag reaches; iceberg-go deletes the files only they held.
-func (e *Endpoint) expire(ctx context.Context, t routes.TableRef, o MaintainOptions, rep *MaintainReport) error {
+func (e *Endpoint) expire(ctx context.Context, t routes.TableRef, o routes.MaintainOptions, rep *routes.MaintainReport) error {
 	tbl, err := e.loadTable(ctx, t)
 	if err != nil {
 		return err
@@ -344,7 +262,7 @@ func (e *Endpoint) expire(ctx context.Context, t routes.TableRef, o MaintainOpti
 // orphans deletes the files under the table's location that no snapshot
 // or metadata file references and that are older than OrphanAge (a killed
 // run's data files); the lease keeps weir runs from writing meanwhile.
-func (e *Endpoint) orphans(ctx context.Context, t routes.TableRef, o MaintainOptions, rep *MaintainReport) error {
+func (e *Endpoint) orphans(ctx context.Context, t routes.TableRef, o routes.MaintainOptions, rep *routes.MaintainReport) error {
 	tbl, err := e.loadTable(ctx, t)
 	if err != nil {
 		return err

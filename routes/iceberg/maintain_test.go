@@ -7,7 +7,6 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/weirhq/weir/routes"
-	wice "github.com/weirhq/weir/routes/iceberg"
 	"github.com/weirhq/weir/routes/iceberg/icebergtest"
 	"github.com/weirhq/weir/routes/routestest"
 )
@@ -37,7 +36,7 @@ func TestMaintain_ReadFromStartAfterRewrites(t *testing.T) {
 				routes.ReadOptions{Cursor: routes.SnapshotCursor, After: after, Until: until})
 		}
 		before := seq()
-		rep, err := ep.Maintain(ctx, f.TableRef("m"), wice.MaintainOptions{Consumed: wice.AllConsumed, RetainLast: 10, RunID: "maintain-test", Skip: []string{"expire", "orphans"}})
+		rep, err := ep.Maintain(ctx, f.TableRef("m"), routes.MaintainOptions{Consumed: routes.AllConsumed, RetainLast: 10, RunID: "maintain-test", Skip: []string{"expire", "orphans"}})
 		if err != nil {
 			t.Fatal(err)
 		}
