@@ -54,6 +54,14 @@ var contractCases = []contractCase{
 		good:    "7,1,2",
 	},
 	{
+		name: "a decimal type refuses a digit past its scale (DuckDB rounds 1.005 to 1.01) from text and from numbers",
+		contract: `      columns: [{name: a, type: "decimal(10,2)"}, {name: b, type: "numeric(6,0)"}, {name: c, type: decimal}]
+`,
+		output:  "SELECT * FROM (VALUES ('1.10', 1.0::DOUBLE, '0.5'), ('1.005', 7.0::DOUBLE, '1'), ('-2.50000', 2.5::DOUBLE, '0.0001'), ('1e-3', 3.0::DOUBLE, '2.125'), ('12345678.9', 4.0::DOUBLE, '1.1234')) t(a, b, c)",
+		reasons: []string{"", "type(a): not decimal(10,2)", "type(b): not numeric(6,0); type(c): not decimal", "type(a): not decimal(10,2)", "type(c): not decimal"},
+		good:    "1.10,1,0.500",
+	},
+	{
 		name: "a timestamp text with a UTC offset is converted to UTC, not stripped of it",
 		contract: `      columns: [{name: ts, type: timestamp}, {name: k, type: int}]
 `,
