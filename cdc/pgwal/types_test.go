@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/cdc/cdctest"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/routestest"
@@ -58,21 +59,36 @@ func lits(l ...string) []cdctest.Value {
 // routes' canonical text (cdctest.DB.Rows).
 func TestRun_Types(t *testing.T) {
 	for _, kind := range destinations {
-		t.Run(kind, func(t *testing.T) {
-			ctx := routestest.Context(t, 5*time.Minute)
-			sdb, ddb := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, kind)
-			for _, c := range typeCases {
-				t.Run(c.Name, func(t *testing.T) { typeCaseRun(t, sdb, ddb, c) })
-			}
-		})
+		t.Run(kind, func(t *testing.T) { runTypes(t, kind, false) })
 	}
 }
 
-func typeCaseRun(t *testing.T, sdb, ddb *cdctest.DB, c cdctest.Case) {
+// TestRun_TypesChangelog: the same edge values through a changelog (ops
+// appended to a log, the current state read through its __current view),
+// whose values are rendered on a path of their own. Iceberg has no view
+// to read through.
+func TestRun_TypesChangelog(t *testing.T) {
+	for _, kind := range destinations {
+		if kind == "iceberg" {
+			continue
+		}
+		t.Run(kind, func(t *testing.T) { runTypes(t, kind, true) })
+	}
+}
+
+func runTypes(t *testing.T, kind string, changelog bool) {
+	ctx := routestest.Context(t, 5*time.Minute)
+	sdb, ddb := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, kind)
+	for _, c := range typeCases {
+		t.Run(c.Name, func(t *testing.T) { typeCaseRun(t, sdb, ddb, c, changelog) })
+	}
+}
+
+func typeCaseRun(t *testing.T, sdb, ddb *cdctest.DB, c cdctest.Case, changelog bool) {
 	ctx := routestest.Context(t, 2*time.Minute)
 	name := c.Table()
 	sdb.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id int PRIMARY KEY, other int, v %s)", sdb.Table(name), c.Type))
-	cfg := Config{SourceURL: sdb.URL, DestURL: ddb.URL, Tables: []Pair{{Source: sdb.Ref(name), Dest: ddb.Ref(name)}}}
+	cfg := Config{SourceURL: sdb.URL, DestURL: ddb.URL, Tables: []Pair{{Source: sdb.Ref(name), Dest: ddb.Ref(name)}}, Changelog: changelog}
 	slot, _ := cfg.Name()
 	t.Cleanup(func() {
 		cctx, cancel := routestest.CleanupContext()
@@ -115,28 +131,33 @@ func typeCaseRun(t *testing.T, sdb, ddb *cdctest.DB, c cdctest.Case) {
 	if !run("insert") {
 		return
 	}
-	compareCase(t, sdb, ddb, c, "insert")
+	compareCase(t, sdb, ddb, c, changelog, "insert")
 	sdb.Exec(t, ctx, "UPDATE "+sdb.Table(name)+" SET other = other + 100")
 	if !run("update") {
 		return
 	}
-	compareCase(t, sdb, ddb, c, "update of another column")
+	compareCase(t, sdb, ddb, c, changelog, "update of another column")
 	if refuse {
 		t.Errorf("%s: every value accepted by %s, want a refusal", c.Type, ddb.Kind)
 	}
 }
 
 // compareCase holds the destination to a bulk read of the source, value
-// by value (cdctest.Compare, shared with the bulk harness).
-func compareCase(t *testing.T, sdb, ddb *cdctest.DB, c cdctest.Case, step string) {
+// by value (cdctest.Compare, shared with the bulk harness); with
+// changelog, through the log's __current view.
+func compareCase(t *testing.T, sdb, ddb *cdctest.DB, c cdctest.Case, changelog bool, step string) {
 	t.Helper()
 	ctx := routestest.Context(t, time.Minute)
-	if ddb.Kind == "clickhouse" {
+	table := c.Table()
+	switch {
+	case changelog:
+		table += cdc.CurrentSuffix
+	case ddb.Kind == "clickhouse":
 		ddb.Exec(t, ctx, "OPTIMIZE TABLE "+ddb.Table(c.Table())+" FINAL")
 	}
 	cols := []string{"other", "v"}
 	want, types := cdctest.SourceValues(t, ctx, sdb, c.Table(), cols)
-	cdctest.Compare(t, ctx, ddb, c.Table(), cols, types, want, step)
+	cdctest.Compare(t, ctx, ddb, table, cols, types, want, step)
 }
 
 func sdbConn(t *testing.T, sdb *cdctest.DB) *pgx.Conn {
