@@ -117,23 +117,40 @@ func newParquetEncoder(w io.Writer, schema *arrow.Schema, opts EncoderOptions) (
 // Measured on PostgreSQL rows in 4 MiB row groups, dictionaries on
 // integers, floats and timestamps cost a third more CPU and made files
 // larger than zstd alone; on strings they help readers filter.
-// dictionaryLimit is the dictionary size at which a string column chunk
+// DictionaryLimit is the dictionary size at which a string column chunk
 // falls back to plain encoding (arrow-go's default is 1 MiB). A row group of
 // 4 MiB rarely fills 1 MiB of distinct strings, so a column of unique
 // strings (comments, hashes) was hashed value by value into a dictionary as
 // large as its data: 16 % of weir's CPU on TPC-H lineitem. At 128 KiB such
 // a column gives up after a few thousand values; columns of few distinct
 // values (flags, modes, names) keep their dictionary.
-const dictionaryLimit = 128 << 10
+const DictionaryLimit = 128 << 10
 
+// DictionaryColumns are the columns of fs written with a dictionary: the
+// top-level strings (see writerProps). The Iceberg route sets the same
+// rule as table properties, so both lake writers encode alike.
+func DictionaryColumns(fs *arrow.Schema) []string {
+	var out []string
+	for _, f := range fs.Fields() {
+		if id := f.Type.ID(); id == arrow.STRING || id == arrow.LARGE_STRING {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// Decimals of precision ≤ 9 are written as INT32 and ≤ 18 as INT64 (the
+// Parquet spec's integer decimals, read by every Parquet reader and the
+// Iceberg spec's own mapping), wider ones as FIXED_LEN_BYTE_ARRAY. The
+// integer form skips a big-endian byte array per value: four
+// decimal(15,2) columns of 100k rows encoded 2.5× faster (go test
+// -bench, 80–108 ms against 202–309 ms a file).
 func writerProps(fs *arrow.Schema, eo EncoderOptions) *parquet.WriterProperties {
 	opts := []parquet.WriterProperty{parquet.WithCompression(eo.Compression.codec()), parquet.WithCompressionLevel(eo.Compression.level()), parquet.WithAllocator(eo.Allocator),
 		parquet.WithStats(true), parquet.WithMaxRowGroupLength(1 << 40), parquet.WithDictionaryDefault(false),
-		parquet.WithDictionaryPageSizeLimit(dictionaryLimit)}
-	for _, f := range fs.Fields() {
-		if id := f.Type.ID(); id == arrow.STRING || id == arrow.LARGE_STRING {
-			opts = append(opts, parquet.WithDictionaryFor(f.Name, true))
-		}
+		parquet.WithDictionaryPageSizeLimit(DictionaryLimit), parquet.WithStoreDecimalAsInteger(true)}
+	for _, name := range DictionaryColumns(fs) {
+		opts = append(opts, parquet.WithDictionaryFor(name, true))
 	}
 	return parquet.NewWriterProperties(opts...)
 }
