@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/iceberg/icebergtest"
@@ -112,5 +113,64 @@ func TestDestination_CompressionBadValues(t *testing.T) {
 		if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), q.names) {
 			t.Errorf("%s: got %v, want a bad-input error naming %s", q.query, err, q.names)
 		}
+	}
+}
+
+// TestDestination_DictionaryOnlyOnStrings: a table weir creates writes
+// dictionaries only for its string columns, as file:// does
+// (fileformat.DictionaryColumns): iceberg-go's default dictionary on every
+// column cost a fifth of a transfer's CPU.
+func TestDestination_DictionaryOnlyOnStrings(t *testing.T) {
+	ctx := testContext(t)
+	f := icebergtest.New(t)
+	f.Create(t, ctx, "src", routestest.Rows(1, 300))
+	spec := routes.CopySpec{Table: f.TableRef("src"), DestTable: f.TableRef("dst"), Mode: routes.ModeReplace, Window: noWindow}
+	if _, err := copyURLs(ctx, f.URL(), f.URL(), spec); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, ctx, f, "dst", routestest.Rows(1, 300))
+	tbl := loadTable(t, ctx, f, "dst")
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("data files: %v (%d)", err, len(tasks))
+	}
+	strings, others := 0, 0
+	for _, task := range tasks {
+		u, err := url.Parse(task.File.FilePath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(u.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := file.NewParquetReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := rdr.MetaData().Schema
+		for g := range rdr.NumRowGroups() {
+			rg := rdr.MetaData().RowGroup(g)
+			for c := range rg.NumColumns() {
+				cc, err := rg.ColumnChunk(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				col := sc.Column(c)
+				isString := col.LogicalType().Equals(schema.StringLogicalType{})
+				if isString {
+					strings++
+				} else {
+					others++
+				}
+				if cc.HasDictionaryPage() != isString {
+					t.Errorf("column %s (%s): dictionary %v, want %v", col.Name(), col.LogicalType(), cc.HasDictionaryPage(), isString)
+				}
+			}
+		}
+		rdr.Close()
+	}
+	if strings == 0 || others == 0 {
+		t.Fatalf("the fixture rows have %d string and %d other column chunks: want both", strings, others)
 	}
 }
