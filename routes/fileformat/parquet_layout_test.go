@@ -12,8 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/weirhq/weir/routes/fileformat"
+	"github.com/weirhq/weir/routes/routestest"
 )
 
 // TestParquet_DecimalsAsIntegers: a decimal is stored in the narrowest
@@ -99,5 +101,49 @@ func TestParquet_DecimalsAsIntegers(t *testing.T) {
 				t.Errorf("the NULL read back as %s", got.ValueStr(len(c.values)))
 			}
 		})
+	}
+}
+
+// TestParquet_DictionaryOnlyOnStrings: only string columns are written
+// with a dictionary (DictionaryColumns); the Iceberg route sets the same
+// rule on the tables it creates.
+func TestParquet_DictionaryOnlyOnStrings(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := routestest.Batch(mem, routestest.Rows(1, 3000))
+	defer rec.Release()
+	var buf bytes.Buffer
+	enc, err := fileformat.NewEncoder(&buf, rec.Schema(), fileformat.Parquet, fileformat.EncoderOptions{Allocator: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	strings := 0
+	sc := pf.MetaData().Schema
+	rg := pf.MetaData().RowGroup(0)
+	for c := range rg.NumColumns() {
+		cc, err := rg.ColumnChunk(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		isString := sc.Column(c).LogicalType().Equals(schema.StringLogicalType{})
+		if isString {
+			strings++
+		}
+		if cc.HasDictionaryPage() != isString {
+			t.Errorf("column %s: dictionary %v, want %v", sc.Column(c).Name(), cc.HasDictionaryPage(), isString)
+		}
+	}
+	if strings == 0 || strings == rg.NumColumns() {
+		t.Fatalf("%d of %d columns are strings: the fixture must have both kinds", strings, rg.NumColumns())
 	}
 }
