@@ -1,0 +1,114 @@
+// Package claims is the claim store that lets several stateless worker
+// processes share one task's backlog (docs/workers.md): the work between a
+// task's committed offset and a head fixed at planning time is cut into N
+// buckets, and a worker claims a free bucket with a lease, renews the lease
+// while it works, and completes the bucket when its last commit is in the
+// sink. A worker that dies stops renewing; once its lease expires any
+// worker may claim the bucket and resume it from the sink's commit.
+//
+// The store only says who may work on a bucket. Exactly-once comes from
+// the sink: each bucket's progress is committed in the sink's own commit,
+// so a bucket taken over resumes where its last commit ended. Every claim
+// carries a token that grows by one each time the bucket is claimed;
+// Renew, Complete and Release succeed only with the current token, so a
+// worker whose lease was taken over learns it (ErrLost) and stops.
+//
+// Backends: postgres:// (a _weir_claims table; the natural choice where a
+// PostgreSQL is already there) and sqlite:///path (one machine). Both take
+// the lease's clock from one place (the PostgreSQL server's now(); the
+// machine's clock for SQLite), never from the workers' own clocks.
+package claims
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+)
+
+// TableName is the claim store's table. weir creates it and never drops it.
+const TableName = "_weir_claims"
+
+var (
+	// ErrNoneFree: every bucket of the task is done or held by a live lease.
+	ErrNoneFree = errors.New("no free bucket")
+	// ErrLost: the claim is no longer the caller's (its lease expired and
+	// another worker claimed the bucket, or it was completed or released).
+	ErrLost = errors.New("claim lost")
+	// ErrNotPlanned: the task has no buckets; plan them first.
+	ErrNotPlanned = errors.New("task not planned")
+)
+
+// Claim is one bucket of a task and who holds it.
+type Claim struct {
+	Task    string    `json:"task"`
+	Bucket  int       `json:"bucket"`  // 0 … Buckets-1
+	Buckets int       `json:"buckets"` // the task's plan
+	Owner   string    `json:"owner,omitempty"`
+	Token   int64     `json:"token"`            // grows by one per claim of the bucket
+	Expires time.Time `json:"expires,omitzero"` // the lease; zero when free or done
+	Done    bool      `json:"done"`
+}
+
+// Store is a claim store. Its methods are safe for concurrent use, from
+// goroutines and from processes on any machine that reaches the backend.
+type Store interface {
+	// Plan cuts task into n buckets if it has none and returns the
+	// task's bucket count. A task already planned with another count is
+	// an error naming both (the buckets' bounds would not match the
+	// progress committed for them).
+	Plan(ctx context.Context, task string, n int) (int, error)
+	// Claim takes the lowest free bucket of task for owner with a lease
+	// of ttl: one never claimed, released, or whose lease expired, and
+	// not done. ErrNoneFree when there is none; ErrNotPlanned when the
+	// task has no buckets.
+	Claim(ctx context.Context, task, owner string, ttl time.Duration) (Claim, error)
+	// Renew extends c's lease to ttl from now. ErrLost if c is no longer
+	// the current claim of its bucket.
+	Renew(ctx context.Context, c Claim, ttl time.Duration) (Claim, error)
+	// Complete marks c's bucket done (its work is committed in the sink).
+	// ErrLost if c is no longer the current claim.
+	Complete(ctx context.Context, c Claim) error
+	// Release frees c's bucket for another worker before its lease ends
+	// (a worker stopping cleanly). ErrLost if c is no longer current.
+	Release(ctx context.Context, c Claim) error
+	// List returns every bucket of task in bucket order.
+	List(ctx context.Context, task string) ([]Claim, error)
+	// Forget deletes task's buckets (a re-plan after the task caught up).
+	Forget(ctx context.Context, task string) error
+	Close() error
+}
+
+// Open opens the store a URL names: postgres://…[?schema=NAME] or
+// sqlite:///path/to/claims.db.
+func Open(ctx context.Context, raw string) (Store, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("claim store URL: %w", err)
+	}
+	switch u.Scheme {
+	case "postgres", "postgresql":
+		return openPostgres(ctx, u)
+	case "sqlite":
+		return openSQLite(ctx, u)
+	}
+	return nil, fmt.Errorf("claim store %q: unknown scheme %q (use postgres:// or sqlite:///path)", redact(u), u.Scheme)
+}
+
+// redact is u without its password, for messages.
+func redact(u *url.URL) string { return u.Redacted() }
+
+func checkPlan(task string, n int) error {
+	if task == "" {
+		return errors.New("claims: empty task name")
+	}
+	if n < 1 {
+		return fmt.Errorf("claims: task %s: %d buckets, want at least 1", task, n)
+	}
+	return nil
+}
+
+func planMismatch(task string, have, want int) error {
+	return fmt.Errorf("claims: task %s is planned with %d buckets, not %d: finish it with %d workers' buckets, or forget the plan once the task has caught up", task, have, want, have)
+}
