@@ -230,15 +230,30 @@ func TestMarks_EncodeDecode(t *testing.T) {
 	}
 }
 
+// TestCountLag_SnapshotsWhenRowsUnknown: a snapshot cursor whose rows the
+// source cannot count (no RangeCounter, or summaries without
+// added-records) is behind by snapshots (sequence numbers), and says so.
+func TestCountLag_SnapshotsWhenRowsUnknown(t *testing.T) {
+	src := &fakeTable{}
+	info, _ := src.Probe(context.Background(), routes.TableRef{Name: "t"})
+	l, err := CountLag(context.Background(), src, info, routes.SnapshotCursor, "3", "7")
+	if err != nil || l.Behind != 4 || l.Unit != UnitSnapshots {
+		t.Fatalf("snapshot cursor lag %+v, %v; want 4 snapshots", l, err)
+	}
+	if l, _ := CountLag(context.Background(), src, info, "id", "3", "7"); l.Unit != UnitKeyDistance {
+		t.Fatalf("integer cursor lag %+v; want key distance", l)
+	}
+}
+
 func TestLagBetween(t *testing.T) {
 	tests := []struct {
 		pos, head string
 		want      Lag
 	}{
-		{"10", "25", Lag{Position: "10", Head: "25", Behind: 15, Unit: "offsets", Known: true}},
+		{"10", "25", Lag{Position: "10", Head: "25", Behind: 15, Unit: "key distance", Known: true}},
 		{"", "25", Lag{Head: "25", Behind: 100, Unit: "rows", Known: true}},
 		{"2024-01-01 00:00:00.000000", "2024-01-01 00:01:30.000000", Lag{Position: "2024-01-01 00:00:00.000000", Head: "2024-01-01 00:01:30.000000", Behind: 90, Unit: "seconds", Known: true}},
-		{"25", "25", Lag{Position: "25", Head: "25", Unit: "offsets", Known: true}},
+		{"25", "25", Lag{Position: "25", Head: "25", Unit: "key distance", Known: true}},
 	}
 	for _, tt := range tests {
 		if got := LagBetween(tt.pos, tt.head, 100); got != tt.want {

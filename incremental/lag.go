@@ -14,16 +14,31 @@ type Lag struct {
 	Position string `json:"position"`
 	Head     string `json:"head"`
 	Behind   int64  `json:"behind"` // in Unit
-	Unit     string `json:"unit"`   // "rows" (counted, or the row estimate from the start), "offsets" (integer cursor distance), "seconds" (time cursors)
+	Unit     string `json:"unit"`   // UnitRows, UnitKeyDistance, UnitSeconds or UnitSnapshots; "bytes" and "events" elsewhere
 	Known    bool   `json:"known"`  // false when Behind could not be computed
 }
 
-// The units of a Lag.
+// The units of a Lag. Rows are counted (or the row estimate from the start
+// of the table); the others are distances where the source cannot count:
+// between integer cursor values, time cursor values, or snapshot sequence
+// numbers (an Iceberg offset whose snapshots do not say the rows they added).
 const (
-	UnitRows    = "rows"
-	UnitOffsets = "offsets"
-	UnitSeconds = "seconds"
+	UnitRows        = "rows"
+	UnitKeyDistance = "key distance"
+	UnitSeconds     = "seconds"
+	UnitSnapshots   = "snapshots"
 )
+
+// Additive reports a unit whose lags add up across sources (rows, bytes,
+// events); a distance in one table's keys, seconds or snapshots does not
+// add to another's.
+func Additive(unit string) bool {
+	switch unit {
+	case UnitKeyDistance, UnitSeconds, UnitSnapshots:
+		return false
+	}
+	return true
+}
 
 // Lag compares the position with the head. Where the source counts the
 // rows of a cursor window (routes.RangeCounter: PostgreSQL's count(*),
@@ -33,7 +48,7 @@ const (
 func (c *Consumer) Lag(ctx context.Context) (Lag, error) {
 	head, ok, err := c.Head(ctx)
 	if err != nil {
-		return Lag{Position: c.pos, Unit: UnitOffsets, Known: true}, err
+		return Lag{Position: c.pos, Unit: UnitKeyDistance, Known: true}, err
 	}
 	if !ok {
 		head = ""
@@ -50,7 +65,7 @@ func (c *Consumer) LagTo(ctx context.Context, head string) (Lag, error) {
 // between them where src counts them (routes.RangeCounter), else as
 // LagBetween.
 func CountLag(ctx context.Context, src routes.Source, info *routes.TableInfo, cursor, position, head string) (Lag, error) {
-	l := Lag{Position: position, Head: head, Unit: UnitOffsets, Known: true}
+	l := Lag{Position: position, Head: head, Unit: UnitKeyDistance, Known: true}
 	if rc, ok := routes.As[routes.RangeCounter](src); ok && cursor != "" {
 		l.Unit = UnitRows
 		if head == "" || Compare(head, position) <= 0 {
@@ -65,13 +80,17 @@ func CountLag(ctx context.Context, src routes.Source, info *routes.TableInfo, cu
 			return l, err
 		}
 	}
-	return LagBetween(position, head, info.RowEstimate), nil
+	l = LagBetween(position, head, info.RowEstimate)
+	if cursor == routes.SnapshotCursor && l.Unit == UnitKeyDistance {
+		l.Unit = UnitSnapshots // sequence numbers: one per snapshot
+	}
+	return l, nil
 }
 
 // LagBetween compares two offsets of a table as Lag does; estimate is the
 // table's row estimate, used when position is the start of the table.
 func LagBetween(position, head string, estimate int64) Lag {
-	l := Lag{Position: position, Head: head, Unit: "offsets", Known: true}
+	l := Lag{Position: position, Head: head, Unit: UnitKeyDistance, Known: true}
 	if head == "" || Compare(head, position) <= 0 {
 		return l
 	}

@@ -82,8 +82,10 @@ func TestStatus_LagInRowsIceberg(t *testing.T) {
 	}
 }
 
-// TestSumLags: a total never adds different units: one unit sums, several
-// give per-unit totals and -1 ("mixed") unless every lag is 0.
+// TestSumLags: a total never adds different units: counts (rows, bytes,
+// events) sum, distances (key distance, seconds, snapshots) give the
+// largest; several units give per-unit figures and -1 ("mixed") unless
+// every lag is 0.
 func TestSumLags(t *testing.T) {
 	lag := func(n int64, unit string) incremental.Lag { return incremental.Lag{Behind: n, Unit: unit, Known: true} }
 	for _, c := range []struct {
@@ -96,8 +98,14 @@ func TestSumLags(t *testing.T) {
 		{"none", nil, 0, "", nil},
 		{"one unit", []incremental.Lag{lag(3, "rows"), lag(4, "rows")}, 7, "rows", map[string]int64{"rows": 7}},
 		{"rows and seconds", []incremental.Lag{lag(3, "rows"), lag(60, "seconds")}, -1, "mixed", map[string]int64{"rows": 3, "seconds": 60}},
-		{"mixed, all caught up", []incremental.Lag{lag(0, "rows"), lag(0, "offsets")}, 0, "", map[string]int64{"rows": 0, "offsets": 0}},
-		{"mixed, one behind", []incremental.Lag{lag(0, "rows"), lag(2, "offsets"), lag(5, "rows")}, -1, "mixed", map[string]int64{"rows": 5, "offsets": 2}},
+		{"mixed, all caught up", []incremental.Lag{lag(0, "rows"), lag(0, "key distance")}, 0, "", map[string]int64{"rows": 0, "key distance": 0}},
+		{"mixed, one behind", []incremental.Lag{lag(0, "rows"), lag(2, "key distance"), lag(5, "rows")}, -1, "mixed", map[string]int64{"rows": 5, "key distance": 2}},
+		// A distance in one table's keys (or seconds, or snapshots) does not
+		// add to another table's: the furthest behind, never a sum.
+		{"two key distances", []incremental.Lag{lag(994, "key distance"), lag(6, "key distance")}, 994, "key distance", map[string]int64{"key distance": 994}},
+		{"two time cursors", []incremental.Lag{lag(60, "seconds"), lag(90, "seconds")}, 90, "seconds", map[string]int64{"seconds": 90}},
+		{"two snapshot cursors", []incremental.Lag{lag(2, "snapshots"), lag(3, "snapshots")}, 3, "snapshots", map[string]int64{"snapshots": 3}},
+		{"rows add up, a distance beside them does not", []incremental.Lag{lag(5, "rows"), lag(7, "rows"), lag(30, "seconds"), lag(10, "seconds")}, -1, "mixed", map[string]int64{"rows": 12, "seconds": 30}},
 		{"no unit (a lookup, a missing table)", []incremental.Lag{{}, lag(9, "events")}, 9, "events", map[string]int64{"events": 9}},
 	} {
 		total, unit, per := sumLags(c.lags)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weirhq/weir/dagfile"
 	"github.com/weirhq/weir/duck"
+	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
 )
 
@@ -136,11 +137,28 @@ func (r *Runner) Once(ctx context.Context, name string) (*Report, error) {
 	default:
 		err = fmt.Errorf("%w: task %s: unknown kind %s", routes.ErrUnsupported, t.Name, t.Kind)
 	}
+	if rep.LagUnit == "" {
+		rep.LagUnit = ranToHead(t)
+	}
 	rep.finish(err)
 	if err != nil {
 		return rep, fmt.Errorf("task %s: %w", t.Name, err)
 	}
 	return rep, nil
+}
+
+// ranToHead is the unit of the lag a transfer run reports: 0, as it read
+// up to the head it polled (rows; a log_based transfer's WAL or binlog
+// bytes). weir status measures the lag against the source's head now. A
+// stream's run says no unit: its lag is often unknown (weir status).
+func ranToHead(t *dagfile.Task) string {
+	switch {
+	case t.Kind == dagfile.KindTransfer && t.Transfer != nil && t.Transfer.Mode == string(routes.ModeLogBased):
+		return "bytes"
+	case t.Kind == dagfile.KindTransfer:
+		return incremental.UnitRows
+	}
+	return ""
 }
 
 // endpoint opens a connection once per runner (a model whose source and

@@ -26,7 +26,7 @@ type TaskStatus struct {
 	// then has the total of each unit, never a sum across units.
 	Lag     int64            `json:"lag"`
 	LagUnit string           `json:"lag_unit,omitempty"`
-	Lags    map[string]int64 `json:"lags,omitempty"` // per unit: rows, offsets, seconds, bytes, events
+	Lags    map[string]int64 `json:"lags,omitempty"` // per unit: rows, bytes, events summed; key distance, seconds, snapshots the largest
 	// Log is a log_based task's place in its source's change log: the
 	// bytes of WAL/binlog behind, the slot's retained WAL, a lost slot or
 	// purged binlog (then Error says how to re-bootstrap).
@@ -184,9 +184,11 @@ func (st *TaskStatus) totalLag() {
 	st.Lag, st.LagUnit, st.Lags = sumLags(lags)
 }
 
-// sumLags totals lags per unit, and overall only when there is one unit
-// (or every lag is 0): -1, "mixed" when units differ, never a sum across
-// units.
+// sumLags totals lags per unit — counts (rows, bytes, events) summed,
+// distances (key distance, seconds, snapshots) the largest, as one table's
+// key distance does not add to another's — and overall only when there is
+// one unit (or every lag is 0): -1, "mixed" when units differ, never a sum
+// across units.
 func sumLags(lags []incremental.Lag) (total int64, unit string, per map[string]int64) {
 	var behind int64
 	for _, l := range lags {
@@ -196,7 +198,11 @@ func sumLags(lags []incremental.Lag) (total int64, unit string, per map[string]i
 		if per == nil {
 			per = map[string]int64{}
 		}
-		per[l.Unit] += l.Behind
+		if n, seen := per[l.Unit]; seen && !incremental.Additive(l.Unit) {
+			per[l.Unit] = max(n, l.Behind)
+		} else {
+			per[l.Unit] = n + l.Behind
+		}
 		behind += max(l.Behind, 0)
 	}
 	switch {

@@ -49,6 +49,13 @@ func onceCDC(t *testing.T, path string) map[string]any {
 	if code != ExitOK {
 		t.Fatalf("once exited %d: %s", code, out)
 	}
+	var rep struct {
+		Lag     *int64 `json:"lag"`
+		LagUnit string `json:"lag_unit"`
+	}
+	if json.Unmarshal([]byte(out), &rep); rep.Lag == nil || *rep.Lag != 0 || rep.LagUnit != "bytes" {
+		t.Errorf("a log_based run's report: lag %v %q, want 0 bytes (it read up to the log's end it polled)", rep.Lag, rep.LagUnit)
+	}
 	return cdcReport(t, out)
 }
 

@@ -142,6 +142,12 @@ func materializationMeta(rep *runner.Report) pipes.Metadata {
 		"rows_in": pipes.Int(rep.RowsIn), "rows_out": pipes.Int(rep.RowsOut), "quarantined": pipes.Int(rep.Quarantined),
 		"lag": pipes.Int(rep.Lag), "elapsed_ms": pipes.Int(rep.ElapsedMS), "nothing_new": pipes.Bool(rep.NothingNew),
 	}
+	if rep.LagUnit != "" { // lag alone is no figure: rows, key distance, seconds… ("mixed": see lags)
+		meta["lag_unit"] = pipes.Text(rep.LagUnit)
+	}
+	if rep.LagUnit == "mixed" {
+		meta["lags"] = pipes.JSON(rep.Lags)
+	}
 	if rep.Bytes > 0 {
 		meta["bytes"] = pipes.Int(rep.Bytes)
 	}

@@ -227,6 +227,9 @@ func checkPipesRun(t *testing.T, msgs []pipesMsg, key string, contract bool) {
 					t.Errorf("metadata %s = %v, want an int", k, meta[k])
 				}
 			}
+			if v, _ := meta["lag_unit"].(map[string]any); v["type"] != "text" || v["raw_value"] == "" || v["raw_value"] == nil {
+				t.Errorf("metadata lag_unit = %v, want the lag's unit", meta["lag_unit"])
+			}
 			if v, _ := meta["rows_out"].(map[string]any); v["raw_value"] == 0.0 {
 				t.Errorf("rows_out 0 on a first run: %v", meta)
 			}

@@ -23,9 +23,11 @@ func newStatusCmd() *cobra.Command {
 		Use:   "status -f weir.yaml [--json]",
 		Short: "Show each task's committed position, its sources' head and the lag",
 		Long: `Status reads each task's offsets from its sink (where they are committed
-with the data) and each source's head, and prints the lag between them: in
-offsets for integer cursors and Iceberg snapshots, seconds for time cursors,
-the table's row estimate before a first commit. A log_based task's lag is
+with the data) and each source's head, and prints the lag between them,
+with its unit: rows where the source counts them (PostgreSQL, Iceberg), else
+the key distance of an integer cursor, seconds for a time cursor, snapshots
+for Iceberg snapshots that do not say their rows, the table's row estimate
+before a first commit. A log_based task's lag is
 the bytes of WAL or binlog from its committed position to the log's end;
 below the table, its PostgreSQL slot's retained WAL, confirmed position and
 wal_status. It changes nothing. It exits 2 when a task's connection is

@@ -332,14 +332,7 @@ func (g *GitHub) Probe(ctx context.Context, ref routes.TableRef) (*routes.TableI
 	if err != nil {
 		return nil, err
 	}
-	info.Ref = routes.TableRef{Name: ref.Name}
-	if ref.Schema != "" {
-		info.Ref = ref
-	}
-	if !strings.Contains(ref.Name, "/") {
-		return info, nil
-	}
-	info.Ref = routes.TableRef{Name: baseName(ref.Name)}
+	info.Ref = stemRef(ref, strings.Trim(ref.String(), "/")) // as written (a stem, a file, a weir table folder), not the file it found
 	return info, nil
 }
 

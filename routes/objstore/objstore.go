@@ -23,7 +23,10 @@ const (
 
 // Defaults of the URL's query parameters.
 const (
-	DefaultLease     = time.Minute
+	// DefaultLease is short so a killed run frees its table in seconds: the
+	// holder renews every lease/3 (2 s), and the manifest's conditional PUT,
+	// not the lease, keeps two runs from both publishing over one version.
+	DefaultLease     = 6 * time.Second
 	DefaultFileBytes = 128 << 20
 	DefaultPartBytes = minPartBytes
 )

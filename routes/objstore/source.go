@@ -135,8 +135,8 @@ func (e *Endpoint) Probe(ctx context.Context, ref routes.TableRef) (*routes.Tabl
 		return nil, &routes.ProbeError{Table: ref.String(), Problem: "cannot read the schema of " + e.describe(r.path), Err: err}
 	}
 	info := &routes.TableInfo{Scheme: e.url.Scheme(), SourceID: e.url.Identity() + "#" + r.path, Ref: ref}
-	if r.single() {
-		info.Ref = routes.TableRef{Name: baseName(r.path)} // orders.csv loads into a table named orders
+	if r.manifest == nil {
+		info.Ref = stemRef(ref, r.path) // orders.csv and a folder in/orders.parquet load into a table named orders
 	}
 	for _, f := range schema.Fields() {
 		native, _ := f.Metadata.GetValue(routes.MetaNativeType)
@@ -168,6 +168,19 @@ type rangeSpec struct {
 // single reports a table that is one data file.
 func (r *resolved) single() bool {
 	return r.manifest == nil && len(r.files) == 1 && r.files[0].Key == r.path
+}
+
+// stemRef is the name a file or a folder of data files lands under: its
+// stem (the last path element without a data extension: in/orders.csv.gz
+// and the folder out/orders.parquet are orders, sales.2024.csv is
+// sales.2024). A name that is already a stem (orders, public.orders) keeps
+// the ref as parsed. Every file-like source (file, s3, gcs, github) names
+// its tables by this one rule.
+func stemRef(ref routes.TableRef, p string) routes.TableRef {
+	if stem := baseName(p); stem != p {
+		return routes.TableRef{Name: stem}
+	}
+	return ref
 }
 
 // baseName is a file's name without folders and data extensions.
