@@ -281,7 +281,11 @@ type lockedWriter struct {
 	b  *bytes.Buffer
 }
 
-func (w lockedWriter) Write(p []byte) (int, error) { w.mu.Lock(); defer w.mu.Unlock(); return w.b.Write(p) }
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
 
 // A secondary rate limit (403, Retry-After: 1) and an exhausted primary
 // one (X-RateLimit-Remaining: 0, reset a second ahead) are waited out, the
