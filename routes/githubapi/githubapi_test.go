@@ -287,9 +287,13 @@ func TestSince(t *testing.T) {
 	if reqs := s.Requests()[before:]; len(reqs) != 2 {
 		t.Errorf("pull requests did not stop paging at the watermark (12 rows, 2 a page): %q", reqs)
 	}
+	before = len(s.Requests())
 	ms, ok, err := src.(routes.CursorSource).MaxCursor(ctx, &routes.TableInfo{Ref: routes.TableRef{Name: "pull_requests"}}, "updated_at")
 	if err != nil || !ok || ms != base.Add(120*time.Second).Format("2006-01-02 15:04:05.000000+00") {
 		t.Errorf("MaxCursor(pull_requests.updated_at) = %q %v %v", ms, ok, err)
+	}
+	if reqs := s.Requests()[before:]; len(reqs) != 1 {
+		t.Errorf("the maximum of updated_at took %d requests: %q", len(reqs), reqs)
 	}
 }
 
@@ -345,7 +349,8 @@ func TestRateLimits(t *testing.T) {
 	if el := time.Since(start); el < 1500*time.Millisecond {
 		t.Errorf("the limits were not waited out: %v", el)
 	}
-	if l := logged(); strings.Count(l, "github rate limit: waiting") != 2 || !strings.Contains(l, "secondary rate limit") || !strings.Contains(l, "X-RateLimit-Reset") {
+	if l := logged(); strings.Count(l, "github rate limit: waiting") != 2 || !strings.Contains(l, "secondary rate limit") || !strings.Contains(l, "X-RateLimit-Reset") ||
+		!strings.Contains(l, `request="labels of acme/widgets, page 1"`) {
 		t.Errorf("the waits are not on the log:\n%s", l)
 	}
 	// a cancelled run ends a wait at once

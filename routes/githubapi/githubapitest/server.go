@@ -17,6 +17,7 @@ import (
 
 // Server speaks, as GitHub documents them: GET /repos/{owner}/{repo} and
 // its listings issues (pull requests included, with a pull_request field),
+// stargazers (with starred_at only under the star media type),
 // pulls, issues/comments, commits, stargazers, releases, actions/runs
 // (inside {"total_count","workflow_runs"}), branches, tags and labels;
 // since= on issues and comments (updated_at) and commits (the committer
@@ -164,6 +165,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		h.Set("Link", fmt.Sprintf(`<%s>; rel="next", <%s>; rel="last"`, s.pageURL(r, page+1), s.pageURL(r, last)))
 	}
 	var body any = objs[lo:hi]
+	if listing == "stargazers" && !strings.Contains(r.Header.Get("Accept"), "star+json") {
+		var users []any // without the star media type: the users, no starred_at
+		for _, o := range objs[lo:hi] {
+			users = append(users, o["user"])
+		}
+		body = users
+	}
 	if listing == "actions/runs" {
 		body = map[string]any{"total_count": len(objs), "workflow_runs": objs[lo:hi]}
 	}
