@@ -295,6 +295,14 @@ func TestSince(t *testing.T) {
 	if reqs := s.Requests()[before:]; len(reqs) != 1 {
 		t.Errorf("the maximum of updated_at took %d requests: %q", len(reqs), reqs)
 	}
+	before = len(s.Requests())
+	mc, ok, err := src.(routes.CursorSource).MaxCursor(ctx, &routes.TableInfo{Ref: routes.TableRef{Name: "commits"}}, "committed_at")
+	if err != nil || !ok || mc != base.Add(50*time.Second).Format("2006-01-02 15:04:05.000000+00") {
+		t.Errorf("MaxCursor(commits.committed_at) = %q %v %v", mc, ok, err)
+	}
+	if reqs := s.Requests()[before:]; len(reqs) != 3 {
+		t.Errorf("the maximum of committed_at is not a scan of the three pages: %q", reqs)
+	}
 }
 
 // logs captures slog's default logger for the test.
