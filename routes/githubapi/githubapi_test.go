@@ -515,7 +515,7 @@ func TestStreamsPageByPage(t *testing.T) {
 
 // An issue updated while the listing pages moves to its front (newest
 // first) and shifts the rest back by one: the row that shows again on the
-// next page is read once.
+// next page is read once, and the next incremental read takes the edit.
 func TestUpdatedWhilePaging(t *testing.T) {
 	ctx := routestest.Context(t, time.Minute)
 	s := githubapitest.NewServer(t)
@@ -539,5 +539,10 @@ func TestUpdatedWhilePaging(t *testing.T) {
 	}
 	if !slices.Equal(ids, []string{"5", "4", "3", "2"}) {
 		t.Fatalf("ids read: %v", ids)
+	}
+	// the edit is newer than every row read, so the next run past them takes it
+	next, _ := read(t, ctx, src, "issues", routes.ReadOptions{Cursor: "updated_at", After: base.Add(50 * time.Second).Format("2006-01-02 15:04:05.000000+00")})
+	if len(next) != 1 || next[0]["id"] != "1" || next[0]["title"] != "edited" {
+		t.Fatalf("the next incremental read: %v", next)
 	}
 }
