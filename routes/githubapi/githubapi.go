@@ -151,6 +151,9 @@ func (s *Source) list(ctx context.Context, t *table, extra url.Values, each func
 			}
 			return resp, err
 		})
+		if t.emptyRepo != 0 && githubclient.Status(err) == t.emptyRepo {
+			return nil // a repository without commits has none to list
+		}
 		if err != nil {
 			return githubclient.Refused(err, "list "+what, "the token cannot read "+t.name)
 		}

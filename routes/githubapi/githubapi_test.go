@@ -245,6 +245,10 @@ func TestTables(t *testing.T) {
 			t.Errorf("the issues table holds the pull request: %v", r)
 		}
 	}
+	s.CreateRepo("acme/empty")
+	if rows, _ := read(t, ctx, open(t, ctx, "github+api://acme/empty?endpoint="+s.URL), "commits", routes.ReadOptions{}); len(rows) != 0 {
+		t.Errorf("commits of an empty repository: %v", rows)
+	}
 	if n := count(s.Requests(), "/issues?"); n < 3*2 || count(s.Requests(), "page=3") == 0 {
 		t.Errorf("issues were not paged through three pages: %q", s.Requests())
 	}

@@ -1,6 +1,7 @@
 package githubapi
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 )
@@ -40,6 +41,7 @@ type table struct {
 	// and pull_requests (no since=) stop paging at the watermark.
 	updatedDesc bool
 	envelope    string // the list is this field of an object (workflow_runs)
+	emptyRepo   int    // the status the listing answers for a repository without commits (commits: 409)
 	accept      string // a media type besides the default
 	// skip drops an object of the listing that is not a row of the table
 	// (the issues listing also returns pull requests).
@@ -98,7 +100,7 @@ var tables = map[string]*table{
 		},
 	},
 	"commits": {
-		endpoint: "commits", key: "sha", since: "committed_at",
+		endpoint: "commits", key: "sha", since: "committed_at", emptyRepo: http.StatusConflict,
 		columns: []column{
 			required(col("sha", kindText, "")), col("node_id", kindText, ""),
 			col("message", kindText, "commit.message"),

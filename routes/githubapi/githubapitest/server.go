@@ -23,7 +23,8 @@ import (
 // since= on issues and comments (updated_at) and commits (the committer
 // date), sort=updated with direction, per_page (at most PageSize) and
 // page with a Link header (rel="next", rel="last"). It checks a bearer
-// token when Token is set (401 Bad credentials), answers 404 for an
+// token when Token is set (401 Bad credentials), answers 409 for the
+// commits of an empty repository (as GitHub does), 404 for an
 // unknown repository, and sends the X-RateLimit-* headers. Fault may
 // answer a request instead (rate limits).
 type Server struct {
@@ -147,6 +148,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if !known {
 		writeJSON(w, http.StatusNotFound, `{"message":"Not Found"}`)
+		return
+	}
+	if listing == "commits" && len(objs) == 0 {
+		writeJSON(w, http.StatusConflict, `{"message":"Git Repository is empty."}`)
 		return
 	}
 	q := r.URL.Query()
