@@ -550,3 +550,40 @@ func TestUpdatedWhilePaging(t *testing.T) {
 		t.Fatalf("the next incremental read: %v", next)
 	}
 }
+
+// A read cancelled after 0, 1 or 3 batches ends with the context's error
+// and frees every buffer it allocated.
+func TestCancelledRead(t *testing.T) {
+	ctx := routestest.Context(t, time.Minute)
+	s := githubapitest.NewServer(t)
+	s.CreateRepo(repo)
+	for i := 1; i <= 1000; i++ {
+		s.Put(repo, "issues", issue(i, i, "issue"))
+	}
+	src := open(t, ctx, srcURL(s))
+	info, _ := src.Probe(ctx, routes.TableRef{Name: "issues"})
+	for _, after := range []int{0, 1, 3} {
+		t.Run(strconv.Itoa(after), func(t *testing.T) {
+			mem := routestest.CheckedAllocator(t)
+			rctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			st, err := src.Read(rctx, routes.Range{Table: info, Count: 1}, routes.ReadOptions{Allocator: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < after; i++ {
+				if !st.Next() {
+					t.Fatalf("ended after %d batches: %v", i, st.Err())
+				}
+			}
+			cancel()
+			for st.Next() {
+			}
+			err = st.Err()
+			st.Release()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("after a cancel: %v", err)
+			}
+		})
+	}
+}
