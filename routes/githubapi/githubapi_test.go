@@ -365,6 +365,24 @@ func TestRateLimits(t *testing.T) {
 		!strings.Contains(l, `request="labels of acme/widgets, page 1"`) {
 		t.Errorf("the waits are not on the log:\n%s", l)
 	}
+	// an answer that spends the last request of the window holds the next
+	// request until the reset
+	s.Fault = nil
+	var spent atomic.Bool
+	s.Rate = func(r *http.Request) (int, time.Time) {
+		if r.URL.Query().Get("page") == "1" && !spent.Swap(true) {
+			return 0, time.Now().Add(time.Second)
+		}
+		return 4999, time.Now().Add(time.Hour)
+	}
+	start = time.Now()
+	if rows, _ := read(t, ctx, src, "issues", routes.ReadOptions{}); len(rows) != 5 {
+		t.Fatalf("issues after the window ran out: %d rows", len(rows))
+	}
+	if el := time.Since(start); el < 900*time.Millisecond || strings.Count(logged(), "github rate limit: waiting") != 3 {
+		t.Errorf("page 2 did not wait for the reset (%v):\n%s", el, logged())
+	}
+	s.Rate = nil
 	// a cancelled run ends a wait at once
 	s.Fault = func(*http.Request) (int, http.Header, string, bool) {
 		return http.StatusForbidden, http.Header{"Retry-After": {"60"}},

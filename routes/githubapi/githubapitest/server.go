@@ -35,7 +35,10 @@ type Server struct {
 	mu    sync.Mutex
 	repos map[string]map[string][]map[string]any // owner/repo → listing → objects
 	Fault func(r *http.Request) (status int, header http.Header, body string, ok bool)
-	log   []string // the request URIs, in order
+	// Rate, when set, gives the X-RateLimit-Remaining and -Reset an answer
+	// sends (else 4999, an hour ahead).
+	Rate func(r *http.Request) (remaining int, reset time.Time)
+	log  []string // the request URIs, in order
 }
 
 // NewServer starts the peer for the test.
@@ -99,12 +102,16 @@ func (s *Server) Requests() []string {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.log = append(s.log, r.URL.RequestURI())
-	fault := s.Fault
+	fault, rate := s.Fault, s.Rate
 	s.mu.Unlock()
 	h := w.Header()
+	remaining, reset := 4999, time.Now().Add(time.Hour)
+	if rate != nil {
+		remaining, reset = rate(r)
+	}
 	h.Set("X-RateLimit-Limit", "5000")
-	h.Set("X-RateLimit-Remaining", "4999")
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
 	if fault != nil {
 		if code, fh, body, ok := fault(r); ok {
 			for k, v := range fh {
