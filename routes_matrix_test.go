@@ -14,6 +14,7 @@ import (
 	_ "github.com/weirhq/weir/routes/all"
 	"github.com/weirhq/weir/routes/bigquery/bigquerytest"
 	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
+	"github.com/weirhq/weir/routes/githubapi/githubapitest"
 	"github.com/weirhq/weir/routes/iceberg/icebergtest"
 	"github.com/weirhq/weir/routes/mysql/mysqltest"
 	"github.com/weirhq/weir/routes/objstore/objstoretest"
@@ -35,6 +36,7 @@ var fixtures = map[string]func(t *testing.T) routestest.Fixture{
 	"s3":         func(t *testing.T) routestest.Fixture { return objstoretest.NewS3(t) },
 	"gcs":        func(t *testing.T) routestest.Fixture { return objstoretest.NewGCS(t) },
 	"github":     func(t *testing.T) routestest.Fixture { return objstoretest.NewGitHub(t) },
+	"github+api": func(t *testing.T) routestest.Fixture { return githubapitest.New(t) },
 }
 
 // untestedModes are the modes a destination registers that the cell
@@ -45,7 +47,7 @@ var untestedModes = map[string]map[routes.Mode]string{
 }
 
 // testOnlySchemes are registered by this package's tests, not by weir.
-var testOnlySchemes = []string{"pushdowntest", "countread"}
+var testOnlySchemes = []string{"pushdowntest", "countread", githubapitest.CellScheme}
 
 // caps says which modes the cell runs into dst: those it registers, less
 // untestedModes.

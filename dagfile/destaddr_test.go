@@ -85,3 +85,16 @@ func TestTransferGitHubSource(t *testing.T) {
 		t.Fatalf("to: a github connection: %v", err)
 	}
 }
+
+// TestTransferGitHubAPISource: a github+api:// connection is a source
+// only; a transfer's to: naming one is refused.
+func TestTransferGitHubAPISource(t *testing.T) {
+	const conns = "version: 1\nconnections:\n  gha: \"github+api://acme/widgets?token=${GITHUB_TOKEN}\"\n  pg: \"postgres://u@h/db\"\n"
+	if _, err := Parse([]byte(conns+"tasks:\n  t:\n    transfer: {from: gha, table: issues, to: pg, schema: s}\n"), "weir.yaml", nil); err != nil {
+		t.Fatalf("from: a github+api connection: %v", err)
+	}
+	_, err := Parse([]byte(conns+"tasks:\n  t:\n    transfer: {from: pg, table: public.orders, to: gha}\n"), "weir.yaml", nil)
+	if err == nil || !strings.Contains(err.Error(), `connection "gha" is a github+api:// source: it cannot be written`) {
+		t.Fatalf("to: a github+api connection: %v", err)
+	}
+}

@@ -2,23 +2,19 @@ package objstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/go-github/v75/github"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/githubclient"
 )
 
 // SchemeGitHub reads the CSV files of a GitHub repository at one commit:
@@ -43,7 +39,7 @@ func init() {
 // same files however the branch moves meanwhile. File contents are read
 // as raw blobs, streamed.
 type githubStore struct {
-	api          *githubAPI
+	api          *githubclient.Client
 	owner, repo  string
 	prefix       string // PATH inside the repository, no slashes around it
 	ref, sha     string // as given (or the default branch) and resolved
@@ -80,11 +76,7 @@ func newGitHubStore(ctx context.Context, u *routes.URL) (*githubStore, error) {
 	if owner == "" || parts[0] == "" {
 		return nil, routes.BadInput("%s: want github://OWNER/REPO[/PATH]?ref=BRANCH|TAG|SHA", u)
 	}
-	token := q.Get("token")
-	if token == "" {
-		token = os.Getenv("GITHUB_TOKEN")
-	}
-	api, err := newGitHubAPI(q.Get("endpoint"), token)
+	api, err := githubclient.New(q.Get("endpoint"), q.Get("token"))
 	if err != nil {
 		return nil, routes.BadInput("%s: endpoint: %v", u, err)
 	}
@@ -106,33 +98,33 @@ func newGitHubStore(ctx context.Context, u *routes.URL) (*githubStore, error) {
 // its commit SHA.
 func (s *githubStore) resolve(ctx context.Context) error {
 	var repo *github.Repository
-	err := s.api.call(ctx, "repository "+s.owner+"/"+s.repo, func(c *github.Client) (*github.Response, error) {
+	err := s.api.Call(ctx, "repository "+s.owner+"/"+s.repo, func(c *github.Client) (*github.Response, error) {
 		r, resp, err := c.Repositories.Get(ctx, s.owner, s.repo)
 		repo = r
 		return resp, err
 	})
-	switch status(err) {
+	switch githubclient.Status(err) {
 	case 0:
 	case http.StatusNotFound:
 		return routes.BadInput("github repository %s/%s does not exist, or the token cannot see it (a private repository needs GITHUB_TOKEN or ?token=)", s.owner, s.repo)
 	default:
-		return s.api.refused(err, "read repository "+s.owner+"/"+s.repo)
+		return githubclient.Refused(err, "read repository "+s.owner+"/"+s.repo, errContentsRead)
 	}
 	if s.ref == "" {
 		s.ref = repo.GetDefaultBranch()
 	}
-	err = s.api.call(ctx, "ref "+s.ref, func(c *github.Client) (*github.Response, error) {
+	err = s.api.Call(ctx, "ref "+s.ref, func(c *github.Client) (*github.Response, error) {
 		sha, resp, err := c.Repositories.GetCommitSHA1(ctx, s.owner, s.repo, s.ref, "")
 		s.sha = sha
 		return resp, err
 	})
-	switch status(err) {
+	switch githubclient.Status(err) {
 	case 0:
 		return nil
 	case http.StatusNotFound, http.StatusUnprocessableEntity:
 		return routes.BadInput("github repository %s/%s has no branch, tag or commit %q (ref=)", s.owner, s.repo, s.ref)
 	}
-	return s.api.refused(err, "resolve ref "+s.ref)
+	return githubclient.Refused(err, "resolve ref "+s.ref, errContentsRead)
 }
 
 // list reads the tree under prefix at the commit: walking down to PATH one
@@ -180,13 +172,13 @@ func (s *githubStore) list(ctx context.Context) error {
 
 func (s *githubStore) tree(ctx context.Context, sha string, recursive bool) (*github.Tree, error) {
 	var tree *github.Tree
-	err := s.api.call(ctx, "tree "+sha, func(c *github.Client) (*github.Response, error) {
+	err := s.api.Call(ctx, "tree "+sha, func(c *github.Client) (*github.Response, error) {
 		t, resp, err := c.Git.GetTree(ctx, s.owner, s.repo, sha, recursive)
 		tree = t
 		return resp, err
 	})
 	if err != nil {
-		return nil, s.api.refused(err, "list the tree of "+s.owner+"/"+s.repo)
+		return nil, githubclient.Refused(err, "list the tree of "+s.owner+"/"+s.repo, errContentsRead)
 	}
 	return tree, nil
 }
@@ -253,7 +245,7 @@ func (s *githubStore) Stream(ctx context.Context, key string) (io.ReadCloser, er
 
 func (s *githubStore) blob(ctx context.Context, key string, f githubFile) (io.ReadCloser, error) {
 	var body io.ReadCloser
-	err := s.api.call(ctx, "blob "+key, func(c *github.Client) (*github.Response, error) {
+	err := s.api.Call(ctx, "blob "+key, func(c *github.Client) (*github.Response, error) {
 		req, err := c.NewRequest(http.MethodGet, fmt.Sprintf("repos/%s/%s/git/blobs/%s", url.PathEscape(s.owner), url.PathEscape(s.repo), f.sha), nil)
 		if err != nil {
 			return nil, err
@@ -266,7 +258,7 @@ func (s *githubStore) blob(ctx context.Context, key string, f githubFile) (io.Re
 		return resp, err
 	})
 	if err != nil {
-		return nil, s.api.refused(err, "read "+s.Describe(key))
+		return nil, githubclient.Refused(err, "read "+s.Describe(key), errContentsRead)
 	}
 	return body, nil
 }
@@ -425,133 +417,5 @@ func (g *GitHub) TableVersion(ctx context.Context, info *routes.TableInfo) (revi
 	return g.st.sha, strings.Join(shas, ","), nil
 }
 
-// githubAPI is the REST client with weir's retry rules around each call.
-type githubAPI struct {
-	c    *github.Client
-	wait waiter
-}
-
-// newGitHubAPI makes the go-github client for endpoint (default: the
-// public API), authenticated by token when there is one.
-func newGitHubAPI(endpoint, token string) (*githubAPI, error) {
-	c := github.NewClient(&http.Client{})
-	if token != "" {
-		c = c.WithAuthToken(token)
-	}
-	if endpoint != "" {
-		u, err := url.Parse(endpoint)
-		if err != nil || u.Scheme == "" || u.Host == "" {
-			return nil, fmt.Errorf("%q is not an http(s) URL", endpoint)
-		}
-		if !strings.HasSuffix(u.Path, "/") {
-			u.Path += "/"
-		}
-		c.BaseURL = u
-	}
-	return &githubAPI{c: c, wait: sleepWaiter{}}, nil
-}
-
-// refused turns an API error into bad input when the server refused the
-// credentials, else wraps it; the token is never in the message (go-github
-// errors name the request URL, which never holds it).
-func (a *githubAPI) refused(err error, what string) error {
-	switch status(err) {
-	case http.StatusUnauthorized:
-		return routes.BadInput("%s: GitHub refused the token (401 Bad credentials): check GITHUB_TOKEN or ?token=", what)
-	case http.StatusForbidden:
-		return routes.BadInput("%s: GitHub refused access (403): the token lacks the contents:read permission for this repository", what)
-	}
-	return fmt.Errorf("%s: %w", what, err)
-}
-
-// status is an API error's HTTP status, 0 for none.
-func status(err error) int {
-	if err == nil {
-		return 0
-	}
-	var er *github.ErrorResponse
-	if errors.As(err, &er) && er.Response != nil {
-		return er.Response.StatusCode
-	}
-	return -1
-}
-
-// maxAttempts bounds the tries of one API call through rate limits and
-// server errors.
-const maxAttempts = 6
-
-// waiter sleeps between tries (a test's counts the waits instead).
-type waiter interface {
-	Wait(ctx context.Context, d time.Duration) error
-}
-
-type sleepWaiter struct{}
-
-func (sleepWaiter) Wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// call runs one API request, waiting out GitHub's rate limits: the primary
-// limit (403/429 with X-RateLimit-Remaining: 0) until X-RateLimit-Reset,
-// the secondary one and any 429 for Retry-After (a minute when absent), and
-// a 5xx with exponential backoff. Each wait is logged, so a run that must
-// wait says so.
-func (a *githubAPI) call(ctx context.Context, what string, fn func(*github.Client) (*github.Response, error)) error {
-	backoff := time.Second
-	for attempt := 1; ; attempt++ {
-		resp, err := fn(a.c)
-		if err == nil {
-			return nil
-		}
-		d, why, ok := retryAfter(err, resp, backoff)
-		if !ok || attempt == maxAttempts || ctx.Err() != nil {
-			if ok {
-				return fmt.Errorf("%s: still %s after %d tries: %w", what, why, attempt, err)
-			}
-			return err
-		}
-		if why == "failing" {
-			backoff *= 2
-		}
-		slog.WarnContext(ctx, "github: waiting before retrying", "request", what, "reason", why, "wait", d.Round(time.Second), "attempt", attempt)
-		if err := a.wait.Wait(ctx, d); err != nil {
-			return fmt.Errorf("%s: waiting out %s: %w", what, why, err)
-		}
-	}
-}
-
-// retryAfter says how long to wait before retrying err, and why; ok is
-// false for an error a retry cannot fix.
-func retryAfter(err error, resp *github.Response, backoff time.Duration) (time.Duration, string, bool) {
-	var rl *github.RateLimitError
-	var ab *github.AbuseRateLimitError
-	switch {
-	case errors.As(err, &rl):
-		return max(time.Until(rl.Rate.Reset.Time), 0) + time.Second, "rate limited until X-RateLimit-Reset", true
-	case errors.As(err, &ab):
-		if ab.RetryAfter != nil {
-			return max(*ab.RetryAfter, 0), "over the secondary rate limit (Retry-After)", true
-		}
-		return time.Minute, "over the secondary rate limit", true
-	}
-	if resp == nil || resp.Response == nil {
-		return 0, "", false
-	}
-	switch code := resp.StatusCode; {
-	case code == http.StatusTooManyRequests:
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-			return time.Duration(s) * time.Second, "rate limited (429, Retry-After)", true
-		}
-		return time.Minute, "rate limited (429)", true
-	case code >= 500:
-		return backoff, "failing", true
-	}
-	return 0, "", false
-}
+// errContentsRead says what a 403 without a rate limit lacks.
+const errContentsRead = "the token lacks the contents:read permission for this repository"
