@@ -45,7 +45,7 @@ func newAPI(ctx context.Context, c config) (*api, error) {
 		opts = append(opts, option.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: c.token, TokenType: "Bearer"})))
 	case c.credentials != "":
 		if err := serviceAccountFile(c.credentials); err != nil {
-			return nil, routes.BadInput("gsheets credentials=%s: %v (want a service account key file, JSON with \"type\": \"service_account\")", c.credentials, err)
+			return nil, routes.BadInput("gsheets: credentials file: %v (want a service account key file: JSON with \"type\": \"service_account\")", err)
 		}
 		opts = append(opts, option.WithAuthCredentialsFile(option.ServiceAccount, c.credentials))
 	case c.endpoint != "":

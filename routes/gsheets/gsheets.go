@@ -186,11 +186,11 @@ func (s *Source) tab(ctx context.Context, title string) (grid, error) {
 	return g, nil
 }
 
-// ListTables lists the tabs= tabs, else every grid tab, for --schema .
-// (a spreadsheet has no schemas).
+// ListTables lists the tabs= tabs, else every grid tab: the spreadsheet
+// is the schema (--schema SPREADSHEET_ID).
 func (s *Source) ListTables(ctx context.Context, schema string) ([]routes.TableRef, error) {
-	if schema != "" && schema != "." {
-		return nil, routes.BadInput("gsheets: a spreadsheet has no schema %q: --schema . transfers every tab (or those in tabs=)", schema)
+	if schema != "" && schema != s.cfg.id {
+		return nil, routes.BadInput("gsheets: the spreadsheet is the schema: --schema %s (the URL's ID) transfers every tab, or those in tabs=; %q is another", s.cfg.id, schema)
 	}
 	var out []routes.TableRef
 	if len(s.cfg.tabs) > 0 {
