@@ -262,8 +262,9 @@ func (s *Server) serveValues(w http.ResponseWriter, r *http.Request, b *book, rn
 	if len(values) > 0 {
 		resp["values"] = values
 	}
-	body, _ := json.Marshal(resp)
-	writeJSON(w, http.StatusOK, string(body))
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	json.NewEncoder(w).Encode(resp) // streamed: a page is not copied again
+
 }
 
 // render is a cell as values.get sends it.
