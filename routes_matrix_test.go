@@ -14,6 +14,7 @@ import (
 	_ "github.com/weirhq/weir/routes/all"
 	"github.com/weirhq/weir/routes/bigquery/bigquerytest"
 	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
+	"github.com/weirhq/weir/routes/gsheets/gsheetstest"
 	"github.com/weirhq/weir/routes/iceberg/icebergtest"
 	"github.com/weirhq/weir/routes/mysql/mysqltest"
 	"github.com/weirhq/weir/routes/objstore/objstoretest"
@@ -35,6 +36,7 @@ var fixtures = map[string]func(t *testing.T) routestest.Fixture{
 	"s3":         func(t *testing.T) routestest.Fixture { return objstoretest.NewS3(t) },
 	"gcs":        func(t *testing.T) routestest.Fixture { return objstoretest.NewGCS(t) },
 	"github":     func(t *testing.T) routestest.Fixture { return objstoretest.NewGitHub(t) },
+	"gsheets":    func(t *testing.T) routestest.Fixture { return gsheetstest.New(t) },
 }
 
 // untestedModes are the modes a destination registers that the cell

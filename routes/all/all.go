@@ -6,6 +6,7 @@ package all
 import (
 	_ "github.com/weirhq/weir/routes/bigquery"   // bigquery://
 	_ "github.com/weirhq/weir/routes/clickhouse" // clickhouse://, clickhouse+http(s)://
+	_ "github.com/weirhq/weir/routes/gsheets"    // gsheets:// (source)
 	_ "github.com/weirhq/weir/routes/iceberg"    // iceberg://, iceberg+rest://
 	_ "github.com/weirhq/weir/routes/mysql"      // mysql://, mariadb://
 	_ "github.com/weirhq/weir/routes/objstore"   // s3://, gcs://, file:// and bare paths

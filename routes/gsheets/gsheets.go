@@ -240,13 +240,20 @@ func (s *Source) Probe(ctx context.Context, ref routes.TableRef) (*routes.TableI
 	info := &routes.TableInfo{Scheme: Scheme, SourceID: s.url.Identity() + "#" + name, Ref: routes.TableRef{Name: name},
 		RowEstimate: int64(g.rows - h)}
 	kinds := make([]kind, len(names))
-	first, last := h+1, min(h+s.cfg.pageRows, g.rows)
-	if first <= last {
+	info.Empty = true
+	// The first page that holds a row decides the types; pages of blank
+	// rows before it are read on, so a tab with no row is known empty.
+	for first := h + 1; first <= g.rows && info.Empty; first += s.cfg.pageRows {
+		last := min(first+s.cfg.pageRows-1, g.rows)
 		rows, err := s.api.values(ctx, a1(name, 1, g.cols, first, last), s.cfg.typed)
 		if err != nil {
 			return nil, err
 		}
 		for i, row := range rows {
+			if allBlank(row) {
+				continue
+			}
+			info.Empty = false
 			if err := checkWidth(name, row, first+i, names, h); err != nil {
 				return nil, err
 			}

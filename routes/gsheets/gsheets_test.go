@@ -210,7 +210,7 @@ func TestGSheets_TypedContradictionFailsBeforeCommit(t *testing.T) {
 	dst := fileDest(t, ctx, s, "T")
 	s.AppendRows(book, "T", [][]gs.Cell{{gs.Text("n/a"), gs.Text("late"), gs.Num(1)}})
 	_, err := weir.Transfer(ctx, sheetURL(s, "typed=1&page_rows=10"), dst, weir.TransferOptions{Tables: []string{"T"}})
-	want := `gsheets tab "T" row 32, column "id": "n/a" is not a whole number (typed=1 inferred int64 from rows 2-11)`
+	want := `gsheets tab "T" row 32, column "id": "n/a" is not a whole number (typed=1 inferred int64 from the first page of rows, page_rows=10)`
 	if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want bad input %q", err, want)
 	}
@@ -427,5 +427,28 @@ func TestGSheets_AppendOnCursor(t *testing.T) {
 	_, err = weir.Transfer(ctx, sheetURL(s, "page_rows=4"), dst, weir.TransferOptions{Tables: []string{"T"}, Mode: routes.ModeAppend})
 	if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "pass --cursor COLUMN") {
 		t.Fatalf("append without a cursor or key: %v", err)
+	}
+}
+
+// A tab with its header only is known empty at the probe (every page of
+// its grid read, none holding a row): a replace keeps the destination's
+// table without preparing it, whatever its column types.
+func TestGSheets_EmptyTabKeepsTable(t *testing.T) {
+	ctx := testContext(t)
+	s := peer(t)
+	s.SetTab(book, "T", numbered(12))
+	dst := fileDest(t, ctx, s, "T")
+	s.SetTab(book, "T", numbered(0))
+	s.SetGrid(book, "T", 35, 3)
+	rep, err := weir.Transfer(ctx, sheetURL(s, "typed=1&page_rows=10"), dst, weir.TransferOptions{Tables: []string{"T"}})
+	if err != nil || !rep.Tables[0].KeptEmpty {
+		t.Fatalf("replace from an empty tab: %+v, %v", rep, err)
+	}
+	if n := rowsAt(t, ctx, dst, "T"); n != 12 {
+		t.Fatalf("the destination holds %d rows, want the first run's 12", n)
+	}
+	want := "'T'!A1:C1 'T'!A2:C11 'T'!A12:C21 'T'!A22:C31 'T'!A32:C35"
+	if got := s.Ranges(); !strings.HasSuffix(strings.Join(got, " "), want) {
+		t.Fatalf("ranges read: %v, want the header and every page: %s", got, want)
 	}
 }

@@ -194,8 +194,8 @@ func (t *tabReader) produce(ctx context.Context, emit func(arrow.RecordBatch) er
 
 func (t *tabReader) typeError(rowNum int, f arrow.Field, err error) error {
 	cfg := t.src.cfg
-	return routes.BadInput("gsheets tab %q row %d, column %q: %v (typed=1 inferred %s from rows %d-%d): fix the cell, or read the tab without typed=1 (every column text)",
-		t.spec.Tab, rowNum, f.Name, err, f.Type, cfg.headerRow+1, cfg.headerRow+cfg.pageRows)
+	return routes.BadInput("gsheets tab %q row %d, column %q: %v (typed=1 inferred %s from the first page of rows, page_rows=%d): fix the cell, or read the tab without typed=1 (every column text)",
+		t.spec.Tab, rowNum, f.Name, err, f.Type, cfg.pageRows)
 }
 
 func allBlank(row []any) bool {
