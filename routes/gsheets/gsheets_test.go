@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -325,6 +326,10 @@ func TestGSheets_BadInput(t *testing.T) {
 	s.SetTab(book, "T", numbered(3))
 	s.SetTab(book, "Empty", nil)
 	s.CreateSpreadsheet("private", true)
+	userKey := t.TempDir() + "/user.json"
+	if err := os.WriteFile(userKey, []byte(`{"type":"authorized_user","client_id":"x","client_secret":"S3CRET-token","refresh_token":"r"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	locked := gs.NewServer(t)
 	locked.Token = "good-token"
 	locked.CreateSpreadsheet(book, false)
@@ -344,6 +349,7 @@ func TestGSheets_BadInput(t *testing.T) {
 		{"bad typed", sheetURL(s, "typed=yes"), "T", `typed="yes": want typed=1`},
 		{"a path", "gsheets://" + book + "/T?endpoint=" + s.URL, "T", "want gsheets://SPREADSHEET_ID"},
 		{"credentials not a key file", sheetURL(s, "credentials=/nonexistent/S3CRET.json"), "T", "gsheets: credentials file: open /nonexistent/S3CRET.json"},
+		{"credentials not a service account", sheetURL(s, "credentials="+userKey), "T", `gsheets: credentials file: type "authorized_user" (want a service account key file`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -450,5 +456,25 @@ func TestGSheets_EmptyTabKeepsTable(t *testing.T) {
 	want := "'T'!A1:C1 'T'!A2:C11 'T'!A12:C21 'T'!A22:C31 'T'!A32:C35"
 	if got := s.Ranges(); !strings.HasSuffix(strings.Join(got, " "), want) {
 		t.Fatalf("ranges read: %v, want the header and every page: %s", got, want)
+	}
+}
+
+// A tab's title is the table name: one with blanks is quoted as any name
+// part is (--table '"Sheet 1"'), one with a dot may be given bare.
+func TestGSheets_TabNames(t *testing.T) {
+	ctx := testContext(t)
+	s := peer(t)
+	s.SetTab(book, "Sheet 1", numbered(2))
+	s.SetTab(book, "q1.sales", numbered(3))
+	dst := "file://" + t.TempDir()
+	for table, want := range map[string]int{`"Sheet 1"`: 2, "q1.sales": 3, `"q1.sales"`: 3} {
+		rep, err := weir.Transfer(ctx, sheetURL(s, ""), dst, weir.TransferOptions{Tables: []string{table}, DestTable: "t"})
+		if err != nil || rep.Rows != int64(want) {
+			t.Fatalf("--table %s: %d rows, want %d: %v", table, rep.Rows, want, err)
+		}
+	}
+	_, err := weir.Transfer(ctx, sheetURL(s, ""), dst, weir.TransferOptions{Tables: []string{"Sheet 1"}})
+	if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "quote the name part") {
+		t.Fatalf("--table Sheet 1 unquoted: %v", err)
 	}
 }
