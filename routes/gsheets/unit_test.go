@@ -61,6 +61,7 @@ func TestInferType(t *testing.T) {
 		{"numbers and text", []any{float64(1), "n/a"}, "utf8"},
 		{"numbers and booleans", []any{float64(1), true}, "utf8"},
 		{"not a date", []any{"2024-13-01"}, "utf8"},
+		{"a date in another format", []any{"1/31/2024", "31.01.2024 12:00"}, "utf8"},
 		{"nothing", nil, "utf8"},
 	}
 	for _, tt := range tests {
