@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -64,6 +65,10 @@ func newAPI(ctx context.Context, c config) (*api, error) {
 // serviceAccountFile checks that path is a service account key.
 func serviceAccountFile(path string) error {
 	b, err := os.ReadFile(path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err // the path is credentials=, which messages never show
+	}
 	if err != nil {
 		return err
 	}
