@@ -15,6 +15,7 @@ import (
 	"github.com/weirhq/weir/routes/bigquery/bigquerytest"
 	"github.com/weirhq/weir/routes/clickhouse/clickhousetest"
 	"github.com/weirhq/weir/routes/githubapi/githubapitest"
+	"github.com/weirhq/weir/routes/gsheets/gsheetstest"
 	"github.com/weirhq/weir/routes/iceberg/icebergtest"
 	"github.com/weirhq/weir/routes/mysql/mysqltest"
 	"github.com/weirhq/weir/routes/objstore/objstoretest"
@@ -37,6 +38,7 @@ var fixtures = map[string]func(t *testing.T) routestest.Fixture{
 	"gcs":        func(t *testing.T) routestest.Fixture { return objstoretest.NewGCS(t) },
 	"github":     func(t *testing.T) routestest.Fixture { return objstoretest.NewGitHub(t) },
 	"github+api": func(t *testing.T) routestest.Fixture { return githubapitest.New(t) },
+	"gsheets":    func(t *testing.T) routestest.Fixture { return gsheetstest.New(t) },
 }
 
 // untestedModes are the modes a destination registers that the cell

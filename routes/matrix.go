@@ -14,7 +14,7 @@ import (
 // through Copy. Planned sources not built yet, and stream sources
 // (landed by stream tasks), are listed here. `weir routes` prints the
 // matrix; docs/routes.md is rendered from it.
-var unbuiltSources = []string{"gsheets"}
+var unbuiltSources []string
 
 // Route is one (source, destination) pair of the matrix.
 type Route struct {
@@ -45,9 +45,7 @@ var StreamSources = []string{"sse", "ws", "kafka", "sqs", "pubsub"}
 
 // deferReasons: why a source or destination is not there yet. A pair is
 // deferred with its source's reason, else its destination's.
-var deferReasons = map[string]string{
-	"gsheets": "Google Sheets source (issue 23) not built yet",
-}
+var deferReasons = map[string]string{}
 
 // Matrix returns every planned pair, sorted by source then destination.
 func Matrix() []Route {

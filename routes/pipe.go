@@ -93,6 +93,13 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	if spec.Position, res.SourceRevision, err = sourceVersion(ctx, src, info, spec); err != nil {
 		return res, err
 	}
+	if info.Empty && spec.Mode == ModeReplace && !spec.Fresh {
+		// An empty source never wipes a table (commit); known empty at the
+		// probe, nothing is locked or read.
+		res.KeptEmpty = true
+		log.InfoContext(ctx, "commit", "dest_table", res.DestTable, "rows", 0, "kept_empty", true)
+		return res, nil
+	}
 	stage, err := dst.Prepare(ctx, info, WriteOptions{Table: spec.DestTable, Mode: spec.Mode, RunID: spec.RunID, Key: spec.Key, Allocator: spec.Allocator, Fresh: spec.Fresh})
 	if err != nil {
 		return res, err

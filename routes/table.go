@@ -24,6 +24,12 @@ type TableInfo struct {
 	Columns     []Column
 	PrimaryKey  []string
 	RowEstimate int64
+	// Empty: the probe read the whole table and found no row (gsheets: a
+	// tab with its header only). A replace then keeps the destination
+	// without preparing it, as it would after reading nothing: such a
+	// source's column types are unknown, and a destination that checks
+	// them at Prepare (Iceberg) must not refuse it for that.
+	Empty bool
 }
 
 // Metadata keys weir puts on Arrow fields.

@@ -7,6 +7,7 @@ import (
 	_ "github.com/weirhq/weir/routes/bigquery"   // bigquery://
 	_ "github.com/weirhq/weir/routes/clickhouse" // clickhouse://, clickhouse+http(s)://
 	_ "github.com/weirhq/weir/routes/githubapi"  // github+api://
+	_ "github.com/weirhq/weir/routes/gsheets"    // gsheets:// (source)
 	_ "github.com/weirhq/weir/routes/iceberg"    // iceberg://, iceberg+rest://
 	_ "github.com/weirhq/weir/routes/mysql"      // mysql://, mariadb://
 	_ "github.com/weirhq/weir/routes/objstore"   // s3://, gcs://, file:// and bare paths

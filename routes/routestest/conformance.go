@@ -78,6 +78,28 @@ type Fixture interface {
 	Staging(t testing.TB, ctx context.Context, name string) []string
 }
 
+// BlankIsNull is a source fixture whose store keeps no empty text apart
+// from an empty cell (Google Sheets): its rows' "" names arrive as NULL,
+// and the cell expects them so.
+type BlankIsNull interface {
+	BlankIsNull()
+}
+
+// expected is rows as src can hold them.
+func expected(src Fixture, rows []Row) []Row {
+	if _, ok := src.(BlankIsNull); !ok {
+		return rows
+	}
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		if r.Name != nil && *r.Name == "" {
+			r.Name = nil
+		}
+		out[i] = r
+	}
+	return out
+}
+
 // Caps says which modes a destination supports in the matrix.
 type Caps struct {
 	Append bool
@@ -108,12 +130,12 @@ func RunCell(t *testing.T, src, dst Fixture, caps Caps, transfer TransferFunc) {
 	src.Create(t, ctx, tbl, Rows(1, 100))
 	t.Run("replace", func(t *testing.T) {
 		run(t, routes.ModeReplace)
-		expectRows(t, ctx, dst, tbl, Rows(1, 100))
+		expectRows(t, ctx, dst, tbl, expected(src, Rows(1, 100)))
 	})
 	t.Run("replace_again", func(t *testing.T) {
 		src.Insert(t, ctx, tbl, Rows(101, 150))
 		run(t, routes.ModeReplace)
-		expectRows(t, ctx, dst, tbl, Rows(1, 150))
+		expectRows(t, ctx, dst, tbl, expected(src, Rows(1, 150)))
 	})
 	t.Run("empty_source_keeps_table", func(t *testing.T) {
 		empty := Name("empty")
@@ -123,14 +145,14 @@ func RunCell(t *testing.T, src, dst Fixture, caps Caps, transfer TransferFunc) {
 		if err := transfer(ctx, src.URL(), dst.URL(), spec); err != nil {
 			t.Fatalf("transfer from empty source: %v", err)
 		}
-		expectRows(t, ctx, dst, tbl, Rows(1, 150))
+		expectRows(t, ctx, dst, tbl, expected(src, Rows(1, 150)))
 	})
 	if caps.Append {
 		t.Run("append_past_watermark", func(t *testing.T) {
 			run(t, routes.ModeAppend) // resumes from the rows a replace loaded
 			src.Insert(t, ctx, tbl, Rows(151, 200))
 			run(t, routes.ModeAppend)
-			expectRows(t, ctx, dst, tbl, Rows(1, 200))
+			expectRows(t, ctx, dst, tbl, expected(src, Rows(1, 200)))
 		})
 	}
 	if caps.Merge { // after append (when supported): the table holds ids 1..200
@@ -142,7 +164,7 @@ func RunCell(t *testing.T, src, dst Fixture, caps Caps, transfer TransferFunc) {
 			src.Insert(t, ctx, tbl, Rows(from, 220))
 			run(t, routes.ModeMerge)
 			run(t, routes.ModeMerge) // a replay with nothing new changes nothing
-			expectRows(t, ctx, dst, tbl, Rows(1, 220))
+			expectRows(t, ctx, dst, tbl, expected(src, Rows(1, 220)))
 		})
 	}
 	t.Run("locked", func(t *testing.T) {

@@ -20,7 +20,7 @@ var URLDatabase = map[string]string{
 
 // SourceOnly are the schemes of table sources that take no writes: a
 // dagfile that names one as a transfer's to: is refused by weir lint.
-var SourceOnly = []string{"github", "github+api"}
+var SourceOnly = []string{"github", "github+api", "gsheets"}
 
 // ObjectPaths are the schemes whose table names are object paths
 // (data/orders.csv), loaded under their file's stem (orders).

@@ -41,6 +41,8 @@ var DocSecrets = []string{
 	"s3://AKIA:S3CRET@bucket/prefix?region=us-east-1&endpoint=http://127.0.0.1:1",
 	"s3://bucket/prefix?endpoint=http://127.0.0.1:1&secret_access_key=S3CRET",
 	"gcs://bucket/prefix?endpoint=http://127.0.0.1:1&credentials_file=/S3CRET.json",
+	"gsheets://1AbC?endpoint=http://127.0.0.1:1&credentials=/secrets/S3CRET.json",
+	"gsheets://1AbC?endpoint=http://127.0.0.1:1&token=S3CRET",
 	"postgres://u:S3CRET@127.0.0.1:1/db?sslmode=disable",
 	"postgres://u@127.0.0.1:1/db?password=S3CRET",
 	"postgres://u@127.0.0.1:1/db?sslpassword=S3CRET",
