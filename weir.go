@@ -131,7 +131,7 @@ func parseNames(opts TransferOptions) (names, error) {
 	}
 	var err error
 	if opts.Schema != "" {
-		if n.schema, err = routes.ParseSchema(strings.TrimSpace(opts.Schema)); err != nil {
+		if n.schema, err = routes.ParseSourceSchema(strings.TrimSpace(opts.Schema)); err != nil {
 			return n, fmt.Errorf("--schema: %w", err)
 		}
 	}

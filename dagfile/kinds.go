@@ -67,7 +67,7 @@ func (p *parser) transferFields(x *Transfer, fs map[string]field) {
 		switch name {
 		case "schema":
 			x.Schema = p.d.str(g)
-			if _, err := routes.ParseSchema(x.Schema); x.Schema != "" && err != nil {
+			if _, err := routes.ParseSourceSchema(x.Schema); x.Schema != "" && err != nil {
 				p.d.fail(g.val, g.path, "bad schema name: %s", strings.TrimPrefix(err.Error(), routes.ErrBadInput.Error()+": "))
 				x.Schema = ""
 			}

@@ -121,5 +121,15 @@ func TestParseSchema(t *testing.T) {
 		if tc.bad != (err != nil) || (!tc.bad && got != tc.want) || (err != nil && !errors.Is(err, ErrBadInput)) {
 			t.Errorf("ParseSchema(%q) = %q, %v", tc.in, got, err)
 		}
+		if src, err := ParseSourceSchema(tc.in); src != got || (err != nil) != tc.bad {
+			t.Errorf("ParseSourceSchema(%q) = %q, %v; want ParseSchema's answer", tc.in, src, err)
+		}
+	}
+	// a source's --schema . is the top of its path; a destination's is refused
+	if got, err := ParseSourceSchema("."); err != nil || got != RootSchema {
+		t.Errorf(`ParseSourceSchema(".") = %q, %v`, got, err)
+	}
+	if _, err := ParseSchema("."); !errors.Is(err, ErrBadInput) {
+		t.Errorf(`ParseSchema(".") = %v, want bad input`, err)
 	}
 }

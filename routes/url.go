@@ -204,6 +204,19 @@ func identPart(s string, i int) (part string, next int, err error) {
 	return b.String(), i, nil
 }
 
+// RootSchema is the source schema that names the top of a file-like
+// source's path (`--schema .`: every table under the URL's folder).
+const RootSchema = "."
+
+// ParseSourceSchema parses a source's --schema: ParseSchema's rules, and
+// RootSchema.
+func ParseSourceSchema(s string) (string, error) {
+	if s == RootSchema {
+		return s, nil
+	}
+	return ParseSchema(s)
+}
+
 // ParseSchema parses a schema name (--schema, --dest-schema) by the rules
 // of ParseTableRef: one name part, quotes keep dots; a path is kept whole.
 func ParseSchema(s string) (string, error) {
