@@ -54,6 +54,7 @@ func logPairs(dst string, opts TransferOptions) ([]cdc.Pair, error) {
 		return nil, err
 	}
 	var pairs []cdc.Pair
+	from := map[routes.TableRef]routes.TableRef{}
 	for _, t := range n.tables {
 		dest, err := routes.DestRef(du, t, n.destTable, n.destSchema)
 		if err != nil {
@@ -62,6 +63,10 @@ func logPairs(dst string, opts TransferOptions) ([]cdc.Pair, error) {
 		if dest.Schema == "" { // an unqualified --dest-table on PostgreSQL: the capture keys by schema.table
 			dest.Schema = t.Schema
 		}
+		if prev, dup := from[dest]; dup {
+			return nil, routes.BadInput("%s and %s would both be captured into %s, one's changes applied over the other's: capture them into different --dest-schema", prev, t, dest)
+		}
+		from[dest] = t
 		pairs = append(pairs, cdc.Pair{Source: t, Dest: dest})
 	}
 	return pairs, nil

@@ -91,6 +91,9 @@ func Transfer(ctx context.Context, src, dst string, opts TransferOptions) (*Repo
 	if err != nil {
 		return nil, err
 	}
+	if err := distinctDestinations(ctx, s, d, tables, n); err != nil {
+		return nil, err
+	}
 	budget := routes.Budget{Parallel: opts.Parallel, ChunkBytes: opts.ChunkBytes}.Fill()
 	rep := &Report{RunID: runID(opts), Source: routes.Redact(src), Destination: routes.Redact(dst), Mode: mode, Parallel: budget.Parallel, ChunkBytes: budget.ChunkBytes}
 	var errs []error
@@ -168,6 +171,34 @@ func sourceTables(ctx context.Context, s routes.Source, n names) ([]routes.Table
 		return nil, routes.BadInput("--dest-table names one table, but %d are being transferred; use --dest-schema", len(out))
 	}
 	return out, nil
+}
+
+// distinctDestinations refuses, before a row moves, a run in which two
+// source tables would land in one destination table (a.t and b.t with
+// --dest-schema S; t.csv and t.csv.gz, both named by their stem): each
+// would replace or append to the other's rows in turn. Each table is
+// probed for the name it lands under (a file's is its stem); a table
+// whose probe fails is left to its copy, which reports it.
+func distinctDestinations(ctx context.Context, s routes.Source, d routes.Destination, tables []routes.TableRef, n names) error {
+	if len(tables) < 2 {
+		return nil
+	}
+	from := map[routes.TableRef]routes.TableRef{}
+	for _, t := range tables {
+		info, err := s.Probe(ctx, t)
+		if err != nil {
+			continue
+		}
+		dest, err := routes.DestinationOf(info, d, routes.CopySpec{DestTable: n.destTable, DestSchema: n.destSchema})
+		if err != nil {
+			continue
+		}
+		if prev, dup := from[dest]; dup {
+			return routes.BadInput("%s and %s would both land in %s, one overwriting the other: transfer them in separate runs with --dest-table, or into different --dest-schema", prev, t, dest)
+		}
+		from[dest] = t
+	}
+	return nil
 }
 
 func (r *Report) add(res routes.CopyResult, err error) {

@@ -224,13 +224,19 @@ func notItself(ctx context.Context, src Source, dst Destination, info *TableInfo
 	return refuse
 }
 
-func (s CopySpec) withDefaults(info *TableInfo, dst Destination) (CopySpec, error) {
+// DestinationOf is the table a copy of the probed info with spec lands
+// in on dst: the one rule Copy applies (DestRef with dst's URL).
+func DestinationOf(info *TableInfo, dst Destination, spec CopySpec) (TableRef, error) {
 	var u *URL
 	if l, ok := As[Located](dst); ok {
 		u = l.Location()
 	}
+	return DestRef(u, info.Ref, spec.DestTable, spec.DestSchema)
+}
+
+func (s CopySpec) withDefaults(info *TableInfo, dst Destination) (CopySpec, error) {
 	var err error
-	if s.DestTable, err = DestRef(u, info.Ref, s.DestTable, s.DestSchema); err != nil {
+	if s.DestTable, err = DestinationOf(info, dst, s); err != nil {
 		return s, err
 	}
 	if s.Mode == "" {
