@@ -1,0 +1,47 @@
+package main
+
+import (
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/weirhq/weir/routes/postgres/postgrestest"
+	"github.com/weirhq/weir/routes/routestest"
+)
+
+// TestAttackS10_StemCollisionInOneRun: two file sources of one run whose
+// stems collide (t.csv and t.csv.gz both land as "t") must not silently
+// overwrite one another. They did: --tables '"t.csv","t.csv.gz"'
+// --dest-schema S exited 0 reporting "t.csv → S.t: 1 rows" and
+// "t.csv.gz → S.t: 1 rows", and S.t held only t.csv.gz's row. Expected:
+// bad input (exit 2) naming both files before a row moves, or each kept.
+func TestAttackS10_StemCollisionInOneRun(t *testing.T) {
+	pg := postgrestest.New(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.csv"), []byte("id,v\n1,from-csv\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "t.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := gzip.NewWriter(f)
+	w.Write([]byte("id,v\n2,from-gz\n"))
+	w.Close()
+	f.Close()
+
+	code, out := runCmd(t, "transfer", "file://"+dir, pg.URL(), "--tables", `"t.csv","t.csv.gz"`, "--dest-schema", pg.Schema)
+	if code == ExitBadInput {
+		return // refused: nothing overwritten
+	}
+	ctx := routestest.Context(t, time.Minute)
+	var n int
+	if err := pg.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pg.Schema+".t").Scan(&n); err != nil {
+		t.Fatalf("exit %d, read %s.t: %v\n%s", code, pg.Schema, err, out)
+	}
+	if n != 2 {
+		t.Fatalf("exit %d and %s.t holds %d row(s): one file's table silently replaced the other's\n%s", code, pg.Schema, n, out)
+	}
+}
