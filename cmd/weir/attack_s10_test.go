@@ -45,3 +45,29 @@ func TestAttackS10_StemCollisionInOneRun(t *testing.T) {
 		t.Fatalf("exit %d and %s.t holds %d row(s): one file's table silently replaced the other's\n%s", code, pg.Schema, n, out)
 	}
 }
+
+// TestAttackS10_DestSchemaCollisionInOneRun: the same silent overwrite
+// without files: two source tables named t in two schemas, moved with
+// --dest-schema into one, both "→ S.t", exit 0, and S.t holds the second
+// table's row only.
+func TestAttackS10_DestSchemaCollisionInOneRun(t *testing.T) {
+	a, b, dst := postgrestest.New(t), postgrestest.New(t), postgrestest.New(t)
+	ctx := routestest.Context(t, time.Minute)
+	for i, f := range []*postgrestest.Fixture{a, b} {
+		q := "CREATE TABLE " + f.Schema + ".t (id int PRIMARY KEY); INSERT INTO " + f.Schema + ".t VALUES (" + string(rune('1'+i)) + ")"
+		if _, err := f.Pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out := runCmd(t, "transfer", a.URL(), dst.URL(), "--tables", a.Schema+".t,"+b.Schema+".t", "--dest-schema", dst.Schema)
+	if code == ExitBadInput {
+		return
+	}
+	var n int
+	if err := dst.Pool.QueryRow(ctx, "SELECT count(*) FROM "+dst.Schema+".t").Scan(&n); err != nil {
+		t.Fatalf("exit %d, read %s.t: %v\n%s", code, dst.Schema, err, out)
+	}
+	if n != 2 {
+		t.Fatalf("exit %d and %s.t holds %d row(s): one source table silently replaced the other\n%s", code, dst.Schema, n, out)
+	}
+}
