@@ -61,7 +61,7 @@ func value(c column, raw json.RawMessage, obj map[string]any) (any, error) {
 		return nil, nil
 	}
 	bad := func() (any, error) {
-		return nil, fmt.Errorf("column %s: the API sent %v for %s, not a %s", c.name, v, strings.Join(c.path, "."), nativeType(c.kind))
+		return nil, routes.BadInput("column %s: the API sent %v for %s, not a %s", c.name, v, strings.Join(c.path, "."), nativeType(c.kind))
 	}
 	switch c.kind {
 	case kindInt:
