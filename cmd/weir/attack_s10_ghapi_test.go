@@ -26,12 +26,16 @@ func TestAttackS10_GitHubAPIBadValues(t *testing.T) {
 	for _, tc := range []struct{ repo, field string }{
 		{"o/baddate", "created_at"},
 		{"o/badcount", "comments"},
+		{"o/noupdated", "updated_at"}, // a required column the API left null
 	} {
 		t.Run(tc.repo, func(t *testing.T) {
 			s.CreateRepo(tc.repo)
 			var bad any = "yesterday"
-			if tc.field == "comments" {
+			switch tc.field {
+			case "comments":
 				bad = "many"
+			case "updated_at":
+				bad = nil
 			}
 			s.Put(tc.repo, "issues", issue(1, "title", "fine"), issue(2, tc.field, bad))
 			url := "github+api://" + tc.repo + "?endpoint=" + s.URL + "&token=" + secret
