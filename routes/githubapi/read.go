@@ -56,7 +56,7 @@ func value(c column, raw json.RawMessage, obj map[string]any) (any, error) {
 	}
 	if v == nil {
 		if c.required {
-			return nil, fmt.Errorf("column %s: the API sent no %s", c.name, strings.Join(c.path, "."))
+			return nil, routes.BadInput("column %s: the API sent no %s", c.name, strings.Join(c.path, "."))
 		}
 		return nil, nil
 	}
