@@ -71,3 +71,23 @@ func TestAttackS10_DestSchemaCollisionInOneRun(t *testing.T) {
 		t.Fatalf("exit %d and %s.t holds %d row(s): one source table silently replaced the other\n%s", code, dst.Schema, n, out)
 	}
 }
+
+// TestAttackS10_FolderFilesOfTwoTypes: a folder of Parquet files whose
+// column types differ (a file from another run, another tool) is bad
+// input the run can name: file, column and both types. The message does
+// (`column "id" is utf8 in this file, int64 in the table: types differ`)
+// but the read exits 1, as a failure worth retrying.
+func TestAttackS10_FolderFilesOfTwoTypes(t *testing.T) {
+	in, lake := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(in, "ints.csv"), []byte("id\n1\n"), 0o644)
+	os.WriteFile(filepath.Join(in, "texts.csv"), []byte("id\nabc\n"), 0o644)
+	os.MkdirAll(filepath.Join(lake, "m"), 0o755)
+	for _, f := range []string{"ints", "texts"} {
+		if code, out := runCmd(t, "read", "file://"+in, "--table", f+".csv", "--to", filepath.Join(lake, "m", f+".parquet")); code != ExitOK {
+			t.Fatalf("write %s.parquet: exit %d: %s", f, code, out)
+		}
+	}
+	if code, out := runCmd(t, "read", "file://"+lake, "--table", "m", "--to", filepath.Join(t.TempDir(), "out.csv")); code != ExitBadInput {
+		t.Fatalf("a folder of files of two types: exit %d, want %d (bad input naming the file and column)\n%s", code, ExitBadInput, out)
+	}
+}
