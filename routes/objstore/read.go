@@ -231,7 +231,7 @@ func (s *fileStream) shape(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 		if !arrow.TypeEqual(c.DataType(), f.Type) {
 			cast, err := castUnit(s.ctx, c, f.Type)
 			if err != nil {
-				return nil, fmt.Errorf("column %q is %s in this file, %s in the table: %w", f.Name, c.DataType(), f.Type, err)
+				return nil, routes.BadInput("column %q is %s in this file, %s in the table: %w", f.Name, c.DataType(), f.Type, err)
 			}
 			casts = append(casts, cast)
 			c = cast
