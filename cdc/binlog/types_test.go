@@ -44,7 +44,9 @@ var typeCases = []cdctest.Case{
 	{Name: "datetime0wide", Type: "DATETIME", Values: lits("'2106-02-07 06:28:15'"), Refuse: "clickhouse"},                                      // past what 18.16's DateTime text holds
 	{Name: "timestamp", Type: "TIMESTAMP(6) NULL", Values: lits("'1970-01-01 00:00:01'", "'2038-01-19 03:14:07.999999'"), Refuse: "clickhouse"}, // a fraction DateTime does not hold
 	{Name: "time", Type: "TIME(6)", Values: lits("'00:00:00'", "'23:59:59.999999'")},
-	{Name: "year", Type: "YEAR", Values: lits("0", "1901", "2155")},                      // 0 (0000) landed as 2000 in MySQL
+	{Name: "year", Type: "YEAR", Values: lits("0", "1901", "2155")},               // 0 (0000) landed as 2000 in MySQL
+	{Name: "bit8", Type: "BIT(8)", Values: lits("b'101'", "b'11111111'", "b'0'")}, // a binlog BIT landed in MySQL as its decimal text: 5 as 0x35, 255 refused
+	{Name: "bit1", Type: "BIT(1)", Values: lits("b'1'", "b'0'")},
 	{Name: "json", Type: "JSON", Values: lits(`'{"a":1,"a":2}'`, `'{"b" : [1, 2.50]}'`)}, // jsonb dropped the first "a"
 }
 
