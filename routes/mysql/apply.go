@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"slices"
@@ -230,13 +231,13 @@ func applyTable(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) err
 		return err
 	}
 	if len(tw.Deletes) > 0 {
-		keyYears := yearColumns(t, t.KeyNames())
+		keyLoads := loadColumns(t, t.KeyNames())
 		dels := make([][]any, 0, len(tw.Deletes))
 		for _, key := range tw.Deletes {
 			dels = append(dels, key)
 		}
 		lines := routes.NewLines(len(dels), func(b []byte, i int) []byte {
-			return append(appendLoadFields(b, yearTexts(keyYears, dels[i])), '\n')
+			return append(appendLoadFields(b, loadTexts(keyLoads, dels[i])), '\n')
 		})
 		if err := loadRows(ctx, tx, delTemp(n), t.KeyNames(), lines, int64(len(dels))); err != nil {
 			return fmt.Errorf("stage deletes: %w", err)
@@ -262,7 +263,7 @@ func stageUpserts(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, tmp stri
 	}
 	t := tw.Table
 	partial := false
-	rowYears, keyYears := yearColumns(t, t.Columns), yearColumns(t, t.KeyNames())
+	rowLoads, keyLoads := loadColumns(t, t.Columns), loadColumns(t, t.KeyNames())
 	ups := make([]*cdc.Upsert, 0, len(tw.Upserts))
 	for _, u := range tw.Upserts {
 		ups = append(ups, u)
@@ -271,9 +272,9 @@ func stageUpserts(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, tmp stri
 	// its Unchanged columns ("3,7"; empty when none).
 	lines := routes.NewLines(len(ups), func(b []byte, i int) []byte {
 		u := ups[i]
-		b = append(appendLoadFields(b, yearTexts(rowYears, u.Row)), '\t')
+		b = append(appendLoadFields(b, loadTexts(rowLoads, u.Row)), '\t')
 		if len(u.Origin) > 0 {
-			b = append(appendLoadFields(b, yearTexts(keyYears, u.Origin)), '\t')
+			b = append(appendLoadFields(b, loadTexts(keyLoads, u.Origin)), '\t')
 		}
 		first := true
 		for c, v := range u.Row {
@@ -328,34 +329,85 @@ FIELDS TERMINATED BY '\t' ENCLOSED BY '' ESCAPED BY '\\' LINES TERMINATED BY '\n
 	return nil
 }
 
-// yearColumns returns the positions in cols of YEAR columns (by the
-// table's native types), worked out once per window, not per row.
-func yearColumns(t *cdc.Table, cols []string) []int {
-	var out []int
+// loadColumn is a position in a LOAD DATA line whose value the default
+// text would alter: a YEAR ("0" reads as 2000; "0000" as 0000) or a BIT
+// (the text "5" is stored as its bytes, 0x35; the value's own bytes are
+// stored as the number).
+type loadColumn struct {
+	pos int
+	bit bool
+}
+
+// loadColumns returns the YEAR and BIT columns among cols (by the table's
+// native types), worked out once per window, not per row.
+func loadColumns(t *cdc.Table, cols []string) []loadColumn {
+	var out []loadColumn
 	for i, c := range cols {
 		j := slices.Index(t.Columns, c)
-		if j >= 0 && j < len(t.Types) && parseColumnType(t.Types[j]).dataType == "year" {
-			out = append(out, i)
+		if j < 0 || j >= len(t.Types) {
+			continue
+		}
+		switch parseColumnType(t.Types[j]).dataType {
+		case "year":
+			out = append(out, loadColumn{pos: i})
+		case "bit":
+			out = append(out, loadColumn{pos: i, bit: true})
 		}
 	}
 	return out
 }
 
-// yearTexts returns vals with the values at positions years (yearColumns)
-// as four digits: LOAD DATA reads "0" into YEAR as 2000, "0000" as 0000.
-func yearTexts(years []int, vals []any) []any {
+// loadTexts returns vals with the values at the positions of lc rendered
+// as LOAD DATA keeps them: a YEAR as four digits, a BIT as the value's
+// big-endian bytes (at least one).
+func loadTexts(lc []loadColumn, vals []any) []any {
 	out, copied := vals, false
-	for _, i := range years {
-		if i >= len(vals) {
+	for _, c := range lc {
+		if c.pos >= len(vals) {
 			continue
 		}
-		switch v := vals[i].(type) {
-		case int, int8, int16, int32, int64, uint8, uint16, uint32, uint64:
-			if !copied {
-				out, copied = append([]any(nil), vals...), true
+		var n uint64
+		switch v := vals[c.pos].(type) {
+		case int:
+			n = uint64(v)
+		case int8:
+			n = uint64(v)
+		case int16:
+			n = uint64(v)
+		case int32:
+			n = uint64(v)
+		case int64:
+			n = uint64(v)
+		case uint8:
+			n = uint64(v)
+		case uint16:
+			n = uint64(v)
+		case uint32:
+			n = uint64(v)
+		case uint64:
+			n = v
+		case bool: // a BIT(1) may arrive as a boolean
+			if !c.bit {
+				continue
 			}
-			out[i] = fmt.Sprintf("%04d", v)
+			if v {
+				n = 1
+			}
+		default:
+			continue // NULL, Unchanged, or already text
 		}
+		if !copied {
+			out, copied = append([]any(nil), vals...), true
+		}
+		if !c.bit {
+			out[c.pos] = fmt.Sprintf("%04d", n)
+			continue
+		}
+		b := binary.BigEndian.AppendUint64(nil, n)
+		for len(b) > 1 && b[0] == 0 {
+			b = b[1:]
+		}
+		out[c.pos] = b
 	}
 	return out
 }

@@ -245,7 +245,7 @@ func appendOps(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) erro
 	tmp := logTemp(n)
 	partial := false
 	vals := make([]any, 0, len(t.Columns)+len(t.Key)+5)
-	years := logYearFields(t)
+	loads := logLoadFields(t)
 	lines := routes.NewLines(len(tw.Ops), func(b []byte, i int) []byte {
 		o := &tw.Ops[i]
 		vals = vals[:0]
@@ -269,7 +269,7 @@ func appendOps(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) erro
 		}
 		partial = partial || len(unchanged) > 0
 		vals = append(vals, strings.Join(unchanged, ","), string(o.Op), o.Position, int64(o.Ord), o.Commit)
-		return append(appendLoadFields(b, yearTexts(years, vals)), '\n')
+		return append(appendLoadFields(b, loadTexts(loads, vals)), '\n')
 	})
 	cols := append(append(append([]string(nil), t.Columns...), originNames(len(t.Key))...), "_weir_unchanged")
 	if err := loadRows(ctx, tx, tmp, append(cols, logCols...), lines, int64(len(tw.Ops))); err != nil {
@@ -289,17 +289,17 @@ func appendOps(ctx context.Context, tx *sql.Tx, tw *cdc.TableWindow, n int) erro
 	return routes.Checkpoint("apply-after-append")
 }
 
-// logYearFields are the positions of YEAR values in a staged op's fields
-// (the row's columns, then the origin key's): rendered as four digits by
-// yearTexts, as the replica apply does.
-func logYearFields(t *cdc.Table) []int {
-	years := yearColumns(t, t.Columns)
-	for i, k := range t.Key {
-		if slices.Contains(years, k) {
-			years = append(years, len(t.Columns)+i)
+// logLoadFields are the YEAR and BIT positions in a staged op's fields
+// (the row's columns, then the origin key's): rendered by loadTexts, as
+// the replica apply does.
+func logLoadFields(t *cdc.Table) []loadColumn {
+	loads := loadColumns(t, t.Columns)
+	for _, c := range loadColumns(t, t.Columns) {
+		if i := slices.Index(t.Key, c.pos); i >= 0 {
+			loads = append(loads, loadColumn{pos: len(t.Columns) + i, bit: c.bit})
 		}
 	}
-	return years
+	return loads
 }
 
 // logFillSQL copies the value of every Unchanged column from the latest
