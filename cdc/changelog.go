@@ -3,6 +3,7 @@ package cdc
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/weirhq/weir/routes"
@@ -18,6 +19,24 @@ const (
 	ColOrd      = "_weir_ord"       // 1-based order of the op within its transaction; 0 for baseline rows
 	ColCommitTS = "_weir_commit_ts" // source commit time; the bootstrap time for baseline rows
 )
+
+// logColumns are the columns a changelog adds, in the log's order.
+var logColumns = []string{ColOp, ColLSN, ColOrd, ColCommitTS}
+
+// checkLogColumns refuses a source column named like one the log adds:
+// the log could not hold both (every destination failed creating it,
+// after the baseline was loaded).
+func checkLogColumns(t *Table) error {
+	for _, c := range t.Columns {
+		for _, lc := range logColumns {
+			if strings.EqualFold(c, lc) {
+				return &routes.ProbeError{Table: t.Source.String(), Column: c, Problem: "the changelog adds a column of this name (" + strings.Join(logColumns, ", ") + ")",
+					Hint: "rename the source column, or capture the table as a replica (without --changelog)"}
+			}
+		}
+	}
+	return nil
+}
 
 // CurrentSuffix names the view that derives a changelog's current state.
 const CurrentSuffix = "__current"
@@ -215,6 +234,9 @@ func AsLogAppender(dst routes.Destination, url string) (LogAppender, error) {
 // append those rows to the log as baseline ops at logPos and commit pos as
 // the table's position, in one transaction.
 func BootstrapLog(ctx context.Context, src routes.Source, dst routes.Destination, la LogAppender, t *Table, pos, logPos string, at time.Time, runID string) (int64, error) {
+	if err := checkLogColumns(t); err != nil {
+		return 0, err
+	}
 	staged := BaselineTable(t.Dest, routes.IdentLimitOf(dst))
 	// The baseline table is weir's only when a bootstrap of this source
 	// committed into it (its state row says so); any other table of that
