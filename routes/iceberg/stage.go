@@ -26,19 +26,31 @@ import (
 // iceberg-go's default, a dictionary on every column up to 1 MiB, spent
 // a fifth of a lineitem transfer's CPU hashing unique comments and
 // integers. The keys are Iceberg Java's, read by both implementations.
-func (e *Endpoint) newTableProps(sc *arrow.Schema) iceberg.Properties {
+// The per-column key names the Parquet column, whose name is the Iceberg
+// one sanitized (a.b is written as a_x2Eb): iceberg.SanitizeColumnNames.
+func (e *Endpoint) newTableProps(info *routes.TableInfo, sc *iceberg.Schema) (iceberg.Properties, error) {
 	p := iceberg.Properties{
 		"format-version":                     "2",
 		"write.parquet.row-group-size-bytes": "33554432",
 		table.ParquetDictSizeBytesKey:        strconv.Itoa(fileformat.DictionaryLimit),
 		"parquet.enable.dictionary":          "false",
 	}
-	for _, name := range fileformat.DictionaryColumns(sc) {
-		p["write.parquet.dict-encoding-enabled.column."+name] = "true"
+	written, err := iceberg.SanitizeColumnNames(sc)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg column names: %w", err)
+	}
+	for _, name := range fileformat.DictionaryColumns(info.Schema()) {
+		f, ok := sc.FindFieldByName(name)
+		if !ok {
+			continue
+		}
+		if w, ok := written.FindFieldByID(f.ID); ok {
+			p["write.parquet.dict-encoding-enabled.column."+w.Name] = "true"
+		}
 	}
 	maps.Copy(p, compressionProps(fileformat.DefaultCompression))
 	maps.Copy(p, e.cfg.compression)
-	return p
+	return p, nil
 }
 
 // Prepare takes the table's lease, creates the namespace and the table if
@@ -148,7 +160,11 @@ func (st *stage) ensureTable(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st.tbl, err = st.e.cat.CreateTable(ctx, id, sc, catalog.WithProperties(st.e.newTableProps(st.info.Schema())))
+	props, err := st.e.newTableProps(st.info, sc)
+	if err != nil {
+		return err
+	}
+	st.tbl, err = st.e.cat.CreateTable(ctx, id, sc, catalog.WithProperties(props))
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		st.tbl, err = st.e.loadTable(ctx, st.dest)
 		return err
