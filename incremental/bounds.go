@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/weirhq/weir/routes"
 )
@@ -57,7 +56,7 @@ func pushSmallest(h *int64Heap, col arrow.Array, maxRows int64) {
 		if col.IsNull(i) {
 			continue
 		}
-		v := int64Value(col, i)
+		v := routes.IntegerAt(col, i)
 		switch {
 		case int64(h.Len()) < maxRows:
 			heap.Push(h, v)
@@ -80,30 +79,6 @@ func (h *int64Heap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
-}
-
-func int64Value(col arrow.Array, i int) int64 {
-	switch a := col.(type) {
-	case *array.Int8:
-		return int64(a.Value(i))
-	case *array.Int16:
-		return int64(a.Value(i))
-	case *array.Int32:
-		return int64(a.Value(i))
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Uint8:
-		return int64(a.Value(i))
-	case *array.Uint16:
-		return int64(a.Value(i))
-	case *array.Uint32:
-		return int64(a.Value(i))
-	case *array.Timestamp:
-		return int64(a.Value(i))
-	case *array.Date32:
-		return int64(a.Value(i))
-	}
-	return 0
 }
 
 // Boundable reports whether max_batch_rows can bound a batch of the

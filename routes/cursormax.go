@@ -61,7 +61,7 @@ func (m *CursorMax) take(a arrow.Array, i int) {
 	case *array.LargeString:
 		m.s = maxOf(first, m.s, a.Value(i))
 	default:
-		m.i = maxOf(first, m.i, integerAt(a, i))
+		m.i = maxOf(first, m.i, IntegerAt(a, i))
 	}
 }
 
@@ -72,8 +72,9 @@ func maxOf[T cmp.Ordered](first bool, cur, v T) T {
 	return max(cur, v)
 }
 
-// integerAt reads integer-like values (integers, timestamps, dates).
-func integerAt(a arrow.Array, i int) int64 {
+// IntegerAt reads integer-like values (integers, timestamps, dates) as
+// int64; 0 for any other type.
+func IntegerAt(a arrow.Array, i int) int64 {
 	switch a := a.(type) {
 	case *array.Int64:
 		return a.Value(i)

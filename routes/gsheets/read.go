@@ -38,7 +38,7 @@ func (s *Source) Read(ctx context.Context, r routes.Range, opts routes.ReadOptio
 	if err != nil {
 		return nil, err
 	}
-	filter, need, err := windowFilter(info, out, opts)
+	filter, need, err := where.WindowFilter(info, out, opts, "name a header column with --cursor")
 	if err != nil {
 		return nil, err
 	}
@@ -72,39 +72,6 @@ func project(info *routes.TableInfo, cols []string) (*arrow.Schema, error) {
 		sub.Columns = append(sub.Columns, c)
 	}
 	return sub.Schema(), nil
-}
-
-// windowFilter is the cursor window as a routes/where filter (the one
-// the file route applies too), and the columns to build: the output's
-// plus the cursor.
-func windowFilter(info *routes.TableInfo, out *arrow.Schema, opts routes.ReadOptions) (*where.Filter, []string, error) {
-	need := make([]string, 0, out.NumFields()+1)
-	for _, f := range out.Fields() {
-		need = append(need, f.Name)
-	}
-	if opts.After == "" && opts.Until == "" {
-		return nil, need, nil
-	}
-	col, ok := info.Column(opts.Cursor)
-	if !ok {
-		return nil, nil, &routes.ProbeError{Table: info.Ref.String(), Column: opts.Cursor, Problem: "cursor column does not exist", Hint: "name a header column with --cursor"}
-	}
-	var e where.Expr
-	if opts.After != "" {
-		e = &where.Cmp{Col: col.Name, Op: where.Gt, Lit: where.String(opts.After)}
-	}
-	if opts.Until != "" {
-		var u where.Expr = &where.Cmp{Col: col.Name, Op: where.LtEq, Lit: where.String(opts.Until)}
-		if e != nil {
-			u = &where.And{L: e, R: u}
-		}
-		e = u
-	}
-	if out.FieldIndices(col.Name) == nil {
-		need = append(need, col.Name)
-	}
-	f, err := where.Compile(e, (&routes.TableInfo{Columns: []routes.Column{col}}).Schema())
-	return f, need, err
 }
 
 // tabReader decodes one tab's pages into batches.

@@ -38,7 +38,7 @@ func (e *Endpoint) Read(ctx context.Context, r routes.Range, opts routes.ReadOpt
 	if err != nil {
 		return nil, err
 	}
-	filter, need, err := windowFilter(r.Table, out, opts)
+	filter, need, err := where.WindowFilter(r.Table, out, opts, "name an existing column with --cursor")
 	if err != nil {
 		return nil, err
 	}
@@ -80,38 +80,6 @@ func outputSchema(info *routes.TableInfo, cols []string) (*arrow.Schema, error) 
 		sub.Columns = append(sub.Columns, c)
 	}
 	return sub.Schema(), nil
-}
-
-// windowFilter turns the cursor window into a filter, and returns the
-// columns to read: the output's plus the cursor.
-func windowFilter(info *routes.TableInfo, out *arrow.Schema, opts routes.ReadOptions) (*where.Filter, []string, error) {
-	var need []string
-	for _, f := range out.Fields() {
-		need = append(need, f.Name)
-	}
-	if opts.After == "" && opts.Until == "" {
-		return nil, need, nil
-	}
-	col, ok := info.Column(opts.Cursor)
-	if !ok {
-		return nil, nil, &routes.ProbeError{Table: info.Ref.String(), Column: opts.Cursor, Problem: "cursor column does not exist", Hint: "name an existing column with --cursor"}
-	}
-	var e where.Expr
-	if opts.After != "" {
-		e = &where.Cmp{Col: col.Name, Op: where.Gt, Lit: where.String(opts.After)}
-	}
-	if opts.Until != "" {
-		var u where.Expr = &where.Cmp{Col: col.Name, Op: where.LtEq, Lit: where.String(opts.Until)}
-		if e != nil {
-			u = &where.And{L: e, R: u}
-		}
-		e = u
-	}
-	if out.FieldIndices(col.Name) == nil {
-		need = append(need, col.Name)
-	}
-	f, err := where.Compile(e, (&routes.TableInfo{Columns: []routes.Column{col}}).Schema())
-	return f, need, err
 }
 
 // fileStream is one pipe: batches of one file, filtered by the cursor
