@@ -2,6 +2,8 @@ package routes
 
 import (
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -52,4 +54,36 @@ func infinityName(pos bool) string {
 		return "infinity"
 	}
 	return "-infinity"
+}
+
+// ClockMicros reads a signed clock text, [-]H…H:MM:SS[.f…] (MySQL's TIME
+// read as a duration, as the binlog gives it), as microseconds.
+func ClockMicros(s string) (int64, bool) {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	hms, frac, hasFrac := strings.Cut(s, ".")
+	parts := strings.Split(hms, ":")
+	if len(parts) != 3 || len(parts[1]) != 2 || len(parts[2]) != 2 || len(frac) > 6 || hasFrac && frac == "" {
+		return 0, false
+	}
+	var n [3]int64
+	for i, p := range parts {
+		v, err := strconv.ParseUint(p, 10, 32)
+		if err != nil || i > 0 && v > 59 {
+			return 0, false
+		}
+		n[i] = int64(v)
+	}
+	us := (n[0]*3600 + n[1]*60 + n[2]) * 1e6
+	if frac != "" {
+		f, err := strconv.ParseUint(frac+strings.Repeat("0", 6-len(frac)), 10, 32)
+		if err != nil {
+			return 0, false
+		}
+		us += int64(f)
+	}
+	if neg {
+		us = -us
+	}
+	return us, true
 }
