@@ -26,6 +26,7 @@ import (
 	wice "github.com/weirhq/weir/routes/iceberg"
 	"github.com/weirhq/weir/routes/iceberg/icebergtest"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
+	"github.com/weirhq/weir/routes/routestest"
 	"github.com/weirhq/weir/routes/where"
 )
 
@@ -301,5 +302,55 @@ func TestDataFiles_NestedFieldIDs(t *testing.T) {
 	checkFieldIDs(t, dst.Schema(), md.Schema)
 	if a, b := scanText(t, ctx, loadTable(t, ctx, f, "src")), scanText(t, ctx, dst); !slices.Equal(a, b) {
 		t.Errorf("copied rows read back as\n %q\nthe source's are\n %q", b, a)
+	}
+}
+
+// TestDataFiles_IcebergGoWriterKept: tables fileformat does not write for
+// (partitioned, format v1) keep iceberg-go's writer, whose decimals
+// are FIXED_LEN_BYTE_ARRAY (weir's encoder writes decimal(12,2) as INT64);
+// the rows land either way.
+func TestDataFiles_IcebergGoWriterKept(t *testing.T) {
+	ctx := testContext(t)
+	f := icebergtest.New(t)
+	f.Create(t, ctx, "src", routestest.Rows(1, 300))
+	cat := f.Endpoint().Catalog()
+	byID := iceberggo.NewPartitionSpec(iceberggo.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "id_b", Transform: iceberggo.BucketTransform{NumBuckets: 2}})
+	for _, tc := range []struct {
+		name string
+		opts []catalog.CreateTableOpt
+	}{
+		{"v1", []catalog.CreateTableOpt{catalog.WithProperties(iceberggo.Properties{"format-version": "1"})}},
+		{"partitioned", []catalog.CreateTableOpt{catalog.WithProperties(iceberggo.Properties{"format-version": "2"}), catalog.WithPartitionSpec(&byID)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := cat.CreateTable(ctx, table.Identifier{f.Namespace, tc.name}, icebergtest.Schema(), tc.opts...); err != nil {
+				t.Fatal(err)
+			}
+			spec := routes.CopySpec{Table: f.TableRef("src"), DestTable: f.TableRef(tc.name), Mode: routes.ModeAppend, Window: noWindow}
+			if _, err := copyURLs(ctx, f.URL(), f.URL(), spec); err != nil {
+				t.Fatal(err)
+			}
+			expectRows(t, ctx, f, tc.name, routestest.Rows(1, 300))
+			tasks, err := loadTable(t, ctx, f, tc.name).Scan().PlanFiles(ctx)
+			if err != nil || len(tasks) == 0 {
+				t.Fatalf("data files: %v (%d)", err, len(tasks))
+			}
+			for _, task := range tasks {
+				u, _ := url.Parse(task.File.FilePath())
+				data, err := os.ReadFile(u.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pr, err := file.NewParquetReader(bytes.NewReader(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ps := pr.MetaData().Schema
+				if pt := ps.Column(ps.ColumnIndexByName("amount")).PhysicalType(); pt != parquet.Types.FixedLenByteArray {
+					t.Errorf("%s: amount is %s: not iceberg-go's writer", task.File.FilePath(), pt)
+				}
+				pr.Close()
+			}
+		})
 	}
 }
