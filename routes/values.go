@@ -35,16 +35,33 @@ func Infinity(a arrow.Array) string {
 	switch a := a.(type) {
 	case *array.Timestamp:
 		for i := 0; i < a.Len(); i++ {
-			if a.IsValid(i) && (a.Value(i) == math.MaxInt64 || a.Value(i) == math.MinInt64) {
-				return infinityName(a.Value(i) > 0)
+			if inf := TimestampInfinity(int64(a.Value(i))); a.IsValid(i) && inf != "" {
+				return inf
 			}
 		}
 	case *array.Date32:
 		for i := 0; i < a.Len(); i++ {
-			if a.IsValid(i) && (a.Value(i) == math.MaxInt32 || a.Value(i) == math.MinInt32) {
-				return infinityName(a.Value(i) > 0)
+			if inf := DateInfinity(int32(a.Value(i))); a.IsValid(i) && inf != "" {
+				return inf
 			}
 		}
+	}
+	return ""
+}
+
+// TimestampInfinity is "infinity" or "-infinity" when a timestamp's value
+// (any unit) is one of Infinity's sentinels, else "".
+func TimestampInfinity(v int64) string {
+	if v == math.MaxInt64 || v == math.MinInt64 {
+		return infinityName(v > 0)
+	}
+	return ""
+}
+
+// DateInfinity is TimestampInfinity for a date32's days.
+func DateInfinity(v int32) string {
+	if v == math.MaxInt32 || v == math.MinInt32 {
+		return infinityName(v > 0)
 	}
 	return ""
 }
