@@ -7,9 +7,11 @@ import (
 	"io"
 	iofs "io/fs"
 	"iter"
+	"maps"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -208,10 +210,14 @@ func (d *dataFile) close(w *dataWriter) (iceberg.DataFile, error) {
 	if err := d.f.Close(); err != nil {
 		return nil, fmt.Errorf("data file %s: %w", d.path, err)
 	}
+	props, err := w.boundsProps(md)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", d.path, err)
+	}
 	df, err := table.DataFileFromMetadata(table.DataFileArgs{
 		Schema: w.schema, Spec: *iceberg.UnpartitionedSpec, Format: iceberg.ParquetFile, Metadata: md,
 		FilePath: d.path, FileSize: d.size.n, Content: iceberg.EntryContentData,
-		Properties: w.props, FormatVersion: w.version,
+		Properties: props, FormatVersion: w.version,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", d.path, err)
@@ -220,6 +226,42 @@ func (d *dataFile) close(w *dataWriter) (iceberg.DataFile, error) {
 		return nil, fmt.Errorf("data file %s: its footer counts %d rows, %d were written", d.path, df.Count(), d.rows)
 	}
 	return df, nil
+}
+
+// boundsProps is the table's properties, with the metrics mode "counts"
+// (no bounds) for every column one of whose row groups holds values but
+// no min/max: Parquet leaves them out of a row group when one is longer
+// than its statistics limit (4 KiB), and iceberg-go's DataFileFromMetadata
+// then builds the file's bounds from the other row groups only — bounds
+// that exclude the long value, by which a --where scan skipped a file
+// holding the rows it asked for (attack-s11). No bounds is always safe.
+func (w *dataWriter) boundsProps(md *metadata.FileMetaData) (iceberg.Properties, error) {
+	var props iceberg.Properties
+	for _, rg := range md.RowGroups {
+		for c, cc := range rg.GetColumns() {
+			m := cc.GetMetaData()
+			st := m.GetStatistics()
+			if st == nil || st.GetNullCount() >= m.GetNumValues() {
+				continue // no statistics (iceberg-go drops the column's bounds itself), or only NULLs
+			}
+			hasMin, hasMax := st.IsSetMinValue() || st.IsSetMin(), st.IsSetMaxValue() || st.IsSetMax()
+			if hasMin && hasMax {
+				continue
+			}
+			name, ok := w.schema.FindColumnName(int(md.Schema.Column(c).SchemaNode().FieldID()))
+			if !ok {
+				return nil, fmt.Errorf("column %s has no field id of the table's schema", md.Schema.Column(c).Path())
+			}
+			if props == nil {
+				props = maps.Clone(w.props)
+			}
+			props[table.MetricsModeColumnConfPrefix+"."+name] = "counts"
+		}
+	}
+	if props == nil {
+		return w.props, nil
+	}
+	return props, nil
 }
 
 // abort drops the file's buffered rows and removes what was written.
