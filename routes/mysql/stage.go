@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"regexp"
@@ -44,12 +45,36 @@ func fileNameLen(name string) int {
 // IdentLimit is MySQL's 64 characters.
 func (e *Endpoint) IdentLimit() routes.Limit { return maxIdent }
 
-// columnRule: a column name is 64 characters at most, may not end in a
-// space ("Incorrect column name"), and is compared without case ("Name"
-// and "name" are a duplicate column).
-var columnRule = routes.ColumnRule{Server: "MySQL", Limit: "64 characters, not ending in a space",
-	Fits: func(n string) bool { return routes.Runes(64)(n) && !strings.HasSuffix(n, " ") },
-	Fold: strings.ToLower}
+// checkColumnNames holds info's columns to MySQL's rule for column names:
+// 64 characters at most, of the Basic Multilingual Plane (identifiers are
+// utf8mb3: a character outside it fails as "Invalid utf8mb4 character
+// string"), not ending in a space ("Incorrect column name"), and compared
+// without case by the server's own case table, asked here with LOWER over
+// utf8mb3 (Go's tables are newer: ẞ and ß are two columns in MariaDB).
+func (e *Endpoint) checkColumnNames(ctx context.Context, info *routes.TableInfo) error {
+	rule := routes.ColumnRule{Server: "MySQL", Limit: "64 characters of the Basic Multilingual Plane, not ending in a space",
+		Fits: func(n string) bool {
+			return routes.Runes(64)(n) && !strings.HasSuffix(n, " ") && !strings.ContainsFunc(n, func(r rune) bool { return r > 0xFFFF })
+		}}
+	if len(info.Columns) > 1 {
+		exprs := make([]string, len(info.Columns))
+		args := make([]any, len(info.Columns))
+		dest := make([]any, len(info.Columns))
+		folded := make([]sql.NullString, len(info.Columns))
+		for i, c := range info.Columns {
+			exprs[i], args[i], dest[i] = "LOWER(CONVERT(? USING utf8mb3))", c.Name, &folded[i]
+		}
+		if err := e.db.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", "), args...).Scan(dest...); err != nil {
+			return fmt.Errorf("fold the column names of %s: %w", info.Ref, err)
+		}
+		byName := make(map[string]string, len(folded))
+		for i, c := range info.Columns {
+			byName[c.Name] = folded[i].String
+		}
+		rule.Fold = func(n string) string { return byName[n] }
+	}
+	return routes.CheckColumnNames(info, rule)
+}
 
 // sideName is <prefix><table>_<run>, shortened with a hash of the table
 // name to fit.
@@ -125,7 +150,7 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 	if err != nil {
 		return nil, err
 	}
-	if err := routes.CheckColumnNames(info, columnRule); err != nil {
+	if err := e.checkColumnNames(ctx, info); err != nil {
 		return nil, err
 	}
 	lock, err := e.acquireLock(ctx, dest)
