@@ -293,3 +293,61 @@ func withParam(raw, param string) string {
 	}
 	return raw + "?" + param
 }
+
+// TestRun_TimeOptionChangedAfterBootstrap: ?time=duration added to the
+// source URL after the bootstrap changes TIME's type from time64 to
+// duration. A destination whose column holds the new values as they are
+// (MySQL's TIME, ClickHouse's String) takes them exactly; one that cannot
+// (PostgreSQL's time, Iceberg's time) refuses them as bad input naming
+// the column — never the server's raw error (PostgreSQL's "invalid input
+// syntax for type time", exit 1, until now) nor a value altered.
+func TestRun_TimeOptionChangedAfterBootstrap(t *testing.T) {
+	for _, kind := range destinations {
+		for _, changelog := range []bool{false, true} {
+			if changelog && kind == "iceberg" {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/changelog=%v", kind, changelog), func(t *testing.T) {
+				ctx := routestest.Context(t, 2*time.Minute)
+				src, dst := cdctest.Open(t, ctx, "mysql"), cdctest.Open(t, ctx, kind)
+				src.Exec(t, ctx, "CREATE TABLE "+src.Table("tm")+" (id INT PRIMARY KEY, v TIME(6))")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("tm")+" VALUES (1, '01:02:03')")
+				cfg := Config{SourceURL: src.URL, DestURL: dst.URL, Changelog: changelog, Tables: []Pair{{Source: src.Ref("tm"), Dest: dst.Ref("tm")}}}
+				if kind == "clickhouse" {
+					cfg.DestURL = dst.URLWith("lease=2s")
+				}
+				if _, err := Run(ctx, cfg); err != nil {
+					t.Fatal(err)
+				}
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("tm")+" VALUES (2, '-01:00:00')")
+				cfg.SourceURL = withParam(src.URL, "time=duration")
+				_, err := Run(ctx, cfg)
+				table := dst.Table("tm")
+				if changelog {
+					table = dst.Table("tm" + cdc.CurrentSuffix)
+				}
+				switch {
+				case kind == "postgres" || kind == "iceberg":
+					if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "v") || kind == "postgres" && !strings.Contains(err.Error(), "weir reset") {
+						t.Fatalf("run with time=duration after a bootstrap without it: %v, want bad input naming column v (and weir reset)", err)
+					}
+					t.Log(err)
+				case err != nil:
+					t.Fatalf("run with time=duration after a bootstrap without it: %v", err)
+				case kind == "mysql":
+					if got := dst.Query(t, ctx, "SELECT CAST(v AS CHAR) FROM "+table+" WHERE id = 2"); got != "-01:00:00.000000" {
+						t.Fatalf("MySQL holds %q, want -01:00:00.000000", got)
+					}
+				case kind == "clickhouse":
+					final := ""
+					if !changelog {
+						final = " FINAL"
+					}
+					if got := dst.Query(t, ctx, "SELECT v FROM "+table+final+" WHERE id = 2"); !strings.HasPrefix(got, "-01:00:00") {
+						t.Fatalf("ClickHouse holds %q, want -01:00:00", got)
+					}
+				}
+			})
+		}
+	}
+}

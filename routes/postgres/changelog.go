@@ -62,8 +62,32 @@ func (x *logTx) begin(ctx context.Context, tables []*cdc.Table) error {
 	if err != nil {
 		return fmt.Errorf("begin append: %w", err)
 	}
+	for _, t := range tables {
+		if err := checkLogTypes(ctx, tx, t); err != nil {
+			tx.Rollback(context.WithoutCancel(ctx))
+			return err
+		}
+	}
 	x.tx = tx
 	return nil
+}
+
+// checkLogTypes holds a log's columns to its source's as this run reads
+// them (checkFamilies): a log is never altered, so a type of another
+// family is refused before an op is appended.
+func checkLogTypes(ctx context.Context, tx pgx.Tx, t *cdc.Table) error {
+	if t.Info == nil {
+		return nil
+	}
+	staged, err := sourceColumns(ctx, tx, t.Info)
+	if err != nil {
+		return fmt.Errorf("changelog %s: %w", t.Dest, err)
+	}
+	have, err := relColumns(ctx, tx, t.Dest)
+	if err != nil {
+		return err
+	}
+	return checkFamilies(t, "changelog", staged, have)
 }
 
 func (x *logTx) Flush(ctx context.Context, w *cdc.Window) error {

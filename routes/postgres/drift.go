@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -84,19 +85,15 @@ func evolveReplicas(ctx context.Context, tx pgx.Tx, tables []*cdc.Table) error {
 		if err := routes.CheckColumnNames(t.Info, columnRule); err != nil {
 			return err
 		}
-		tmp := routes.TableRef{Schema: "pg_temp", Name: "_weir_drift"}
-		if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE %s (%s) ON COMMIT DROP", ident(tmp), columnDefs(t.Info))); err != nil {
-			return fmt.Errorf("replica %s: source columns: %w", t.Dest, err)
-		}
-		staged, err := relColumns(ctx, tx, tmp)
+		staged, err := sourceColumns(ctx, tx, t.Info)
 		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "DROP TABLE "+ident(tmp)); err != nil {
-			return err
+			return fmt.Errorf("replica %s: %w", t.Dest, err)
 		}
 		have, err := relColumns(ctx, tx, t.Dest)
 		if err != nil {
+			return err
+		}
+		if err := checkFamilies(t, "replica", staged, have); err != nil {
 			return err
 		}
 		alters, err := driftSQL(t.Dest, staged, have)
@@ -110,6 +107,75 @@ func evolveReplicas(ctx context.Context, tx pgx.Tx, tables []*cdc.Table) error {
 		}
 	}
 	return nil
+}
+
+// sourceColumns are info's columns as PostgreSQL types them (format_type),
+// read back from a temp table created with them inside tx.
+func sourceColumns(ctx context.Context, tx pgx.Tx, info *routes.TableInfo) ([]pgColumn, error) {
+	tmp := routes.TableRef{Schema: "pg_temp", Name: "_weir_drift"}
+	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE %s (%s) ON COMMIT DROP", ident(tmp), columnDefs(info))); err != nil {
+		return nil, fmt.Errorf("source columns: %w", err)
+	}
+	staged, err := relColumns(ctx, tx, tmp)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, "DROP TABLE "+ident(tmp)); err != nil {
+		return nil, err
+	}
+	return staged, nil
+}
+
+// checkFamilies refuses a CDC table whose source column now has a type of
+// another family than the one the replica or log was created with (a
+// time read as a duration after ?time=duration was added, an integer
+// column altered to text): the apply would cast each value or fail on
+// the server's error. The pair is bootstrapped again with the new type.
+func checkFamilies(t *cdc.Table, what string, staged, have []pgColumn) error {
+	byName := map[string]string{}
+	for _, c := range have {
+		byName[c.name] = c.typ
+	}
+	for _, s := range staged {
+		d, ok := byName[s.name]
+		if !ok {
+			continue
+		}
+		sf, df := typeFamily(s.typ), typeFamily(d)
+		if sf != "" && df != "" && sf != df {
+			return &routes.ProbeError{Table: t.Source.String(), Column: s.name,
+				Problem: fmt.Sprintf("the source's column now reads as %s, and the %s %s holds %s since its bootstrap", s.typ, what, t.Dest, d),
+				Hint:    "run weir reset for this pair to bootstrap it again with the new type, or undo the change at the source (its type, or a URL option such as time=)"}
+		}
+	}
+	return nil
+}
+
+// typeFamily groups format_type's names by the values they hold; "" for a
+// type not grouped here (no check).
+func typeFamily(typ string) string {
+	switch {
+	case strings.HasSuffix(typ, "[]"):
+		return ""
+	case typ == "smallint", typ == "integer", typ == "bigint", typ == "real", typ == "double precision", strings.HasPrefix(typ, "numeric"):
+		return "number"
+	case typ == "text", strings.HasPrefix(typ, "character"):
+		return "text"
+	case strings.HasPrefix(typ, "time"): // time, timestamp, each with or without time zone
+		family, _, _ := strings.Cut(typ, "(")
+		family, _, _ = strings.Cut(family, " ")
+		if strings.HasSuffix(typ, " with time zone") {
+			family += "tz"
+		}
+		return family
+	case strings.HasPrefix(typ, "interval"):
+		return "interval"
+	case typ == "date", typ == "boolean", typ == "bytea", typ == "uuid":
+		return typ
+	case typ == "json", typ == "jsonb":
+		return "json"
+	}
+	return ""
 }
 
 // driftSQL compares the source's columns (staged) with dest's (have).
