@@ -41,3 +41,16 @@ func (r *Lines) Read(p []byte) (int, error) {
 	r.off += n
 	return n, nil
 }
+
+// CountingWriter counts the bytes written through it to W: what a body or
+// a file holds so far.
+type CountingWriter struct {
+	W io.Writer
+	N int64
+}
+
+func (c *CountingWriter) Write(p []byte) (int, error) {
+	n, err := c.W.Write(p)
+	c.N += int64(n)
+	return n, err
+}

@@ -68,10 +68,10 @@ func (h *httpConn) insertPart(ctx context.Context, sql string, cur *rowCursor) (
 
 // writeBody gzips rows into w until the batches end or the body is full.
 func (h *httpConn) writeBody(w io.Writer, cur *rowCursor) partResult {
-	wire := &countWriter{w: w}
+	wire := &routes.CountingWriter{W: w}
 	zw, _ := gzip.NewWriterLevel(wire, gzip.BestSpeed)
 	limit := h.opts.MaxBodyBytes - min(h.opts.MaxBodyBytes/4, 1<<20) // room for what gzip still buffers
-	full := func() bool { return h.opts.MaxBodyBytes > 0 && wire.n >= limit }
+	full := func() bool { return h.opts.MaxBodyBytes > 0 && wire.N >= limit }
 	var r partResult
 	if h.opts.HTTPFormat == "Native" {
 		r = cur.writeBlocks(zw, full)
@@ -82,17 +82,6 @@ func (h *httpConn) writeBody(w io.Writer, cur *rowCursor) partResult {
 		r.err = zw.Close()
 	}
 	return r
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // rowCursor walks the batches of one insert across its requests.

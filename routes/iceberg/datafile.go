@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"iter"
 	"maps"
@@ -17,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/fileformat"
 )
 
@@ -134,7 +134,7 @@ func (w *dataWriter) write(ctx context.Context, writeID uuid.UUID, records iter.
 		if err != nil {
 			return fail(err)
 		}
-		if cur.size.n >= w.target {
+		if cur.size.N >= w.target {
 			df, err := cur.close(w)
 			if err != nil {
 				return fail(err)
@@ -159,7 +159,7 @@ func (w *dataWriter) write(ctx context.Context, writeID uuid.UUID, records iter.
 type dataFile struct {
 	path string
 	f    icebergio.FileWriter
-	size *countingWriter
+	size *routes.CountingWriter
 	enc  fileformat.Encoder
 	fsys icebergio.WriteFileIO
 	rows int64
@@ -171,7 +171,7 @@ func (w *dataWriter) create(writeID uuid.UUID, n int) (*dataFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create data file %s: %w", path, err)
 	}
-	size := &countingWriter{w: f}
+	size := &routes.CountingWriter{W: f}
 	enc, err := fileformat.NewEncoder(size, w.fileSchema, fileformat.Parquet, w.enc)
 	if err != nil {
 		f.Close()
@@ -216,7 +216,7 @@ func (d *dataFile) close(w *dataWriter) (iceberg.DataFile, error) {
 	}
 	df, err := table.DataFileFromMetadata(table.DataFileArgs{
 		Schema: w.schema, Spec: *iceberg.UnpartitionedSpec, Format: iceberg.ParquetFile, Metadata: md,
-		FilePath: d.path, FileSize: d.size.n, Content: iceberg.EntryContentData,
+		FilePath: d.path, FileSize: d.size.N, Content: iceberg.EntryContentData,
 		Properties: props, FormatVersion: w.version,
 	})
 	if err != nil {
@@ -272,17 +272,6 @@ func (d *dataFile) abort() error {
 		return fmt.Errorf("remove data file %s: %w", d.path, err)
 	}
 	return nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // retype returns a with type dt, which differs from a's at most in the
