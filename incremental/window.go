@@ -20,7 +20,7 @@ import (
 func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.WindowFunc {
 	var counted sync.Map // *routes.TableInfo whose cursor NULLs were counted
 	return func(ctx context.Context, info *routes.TableInfo, dest routes.TableRef) (routes.Window, error) {
-		col, err := cursorColumn(info, cursor)
+		col, err := CursorColumn(info, cursor)
 		if err != nil {
 			return routes.Window{}, err
 		}
@@ -64,7 +64,7 @@ func window(info *routes.TableInfo, col, after, until string) (routes.Window, er
 }
 
 // cursorColumn picks and checks the cursor column.
-func cursorColumn(info *routes.TableInfo, cursor string) (string, error) {
+func CursorColumn(info *routes.TableInfo, cursor string) (string, error) {
 	if cursor == "" {
 		if len(info.PrimaryKey) != 1 {
 			return "", &routes.ProbeError{Table: info.Ref.String(), Problem: "no cursor for an incremental run: the table has no single-column primary key", Hint: "pass --cursor COLUMN (an increasing integer or timestamp)"}
@@ -102,6 +102,9 @@ func savedWatermark(ctx context.Context, dst routes.Destination, dest routes.Tab
 	}
 	st, found, err := sr.LoadState(ctx, dest, sourceID)
 	if err != nil || !found {
+		return "", err
+	}
+	if err := backfillUnderWay(dest, st); err != nil {
 		return "", err
 	}
 	if st.Cursor != "" && st.Cursor != col {
