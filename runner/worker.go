@@ -388,66 +388,14 @@ func (s *splitTask) bucket(ctx context.Context, store claims.Store, c claims.Cla
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go renew(bctx, cancel, store, c, opts.Lease)
-	lost := func(err error) error {
-		return fmt.Errorf("%w: bucket %d (token %d): %w", errLost, c.Bucket, c.Token, err)
+	prog, prev, err := s.takeOver(bctx, c, p)
+	if err != nil {
+		return 0, s.cause(bctx, err)
 	}
-	after, until := p.Bucket(c.Bucket)
-	key := incremental.BucketKey(s.info.SourceID, c.Bucket)
-	var prog string
-	var prev *routes.State
-	for { // take the bucket over: its progress, with this claim's token
-		st, err := s.state(bctx, key)
-		if err != nil {
-			return 0, s.cause(bctx, err)
-		}
-		prog, prev = after, st
-		if st != nil {
-			token, ok := p.BucketToken(st.Position)
-			if ok && token >= c.Token {
-				return 0, lost(fmt.Errorf("the sink holds token %d", token))
-			}
-			if ok {
-				prog = st.Watermark
-			}
-		}
-		next := routes.State{SourceID: key, Cursor: s.cursor, Watermark: prog, Position: p.BucketPosition(c.Token), RunID: c.Owner}
-		err = s.commitState(bctx, next, prev, true)
-		if err == nil {
-			prev = &next
-			break
-		}
-		if !errors.Is(err, routes.ErrFenced) {
-			return 0, s.cause(bctx, err)
-		}
-		// the worker it takes over from committed meanwhile: read again
-	}
-	var rows int64
-	for prog != until {
-		hi := chunkEnd(prog, p.Lo, until, opts.ChunkKeys)
-		spec := s.spec
-		spec.RunID = routes.NewRunID()
-		spec.Budget.Parallel = 1 // workers are the parallelism
-		spec.Window = fixedWindow(s.cursor, prog, hi)
-		spec.Position = p.BucketPosition(c.Token)
-		state := routes.State{Watermark: hi, Position: spec.Position}
-		spec.Fence = &routes.Fence{SourceID: key, Prev: prev}
-		res, err := routes.Copy(bctx, s.src, s.dst, spec)
-		if errors.Is(err, routes.ErrLocked) && !errors.Is(err, routes.ErrFenced) && bctx.Err() == nil {
-			// a run holds the table whole for a moment (the plan's or the
-			// finishing commit): try the chunk again
-			if err := sleep(bctx, 200*time.Millisecond); err != nil {
-				return rows, s.cause(bctx, err)
-			}
-			continue
-		}
-		if errors.Is(err, routes.ErrFenced) {
-			return rows, lost(err)
-		}
-		if err != nil {
-			return rows, s.cause(bctx, err)
-		}
-		rows += res.Rows
-		prog, prev = hi, &state
+	_, until := p.Bucket(c.Bucket)
+	rows, err := s.copyBucket(bctx, c, p, prog, prev, until, opts.ChunkKeys)
+	if err != nil {
+		return rows, s.cause(bctx, err)
 	}
 	cancel(nil)
 	if err := store.Complete(ctx, c); err != nil {
@@ -457,6 +405,79 @@ func (s *splitTask) bucket(ctx context.Context, store claims.Store, c claims.Cla
 		return rows, err
 	}
 	return rows, nil
+}
+
+// takeOver makes claim c the bucket's holder in the sink: it commits the
+// bucket's progress unchanged with c's token (a compare-and-set on the
+// progress it read; one the previous holder moved meanwhile is read
+// again). A sink token as high as c's means c itself was taken over.
+func (s *splitTask) takeOver(ctx context.Context, c claims.Claim, p incremental.Plan) (string, *routes.State, error) {
+	after, _ := p.Bucket(c.Bucket)
+	key := incremental.BucketKey(s.info.SourceID, c.Bucket)
+	for {
+		st, err := s.state(ctx, key)
+		if err != nil {
+			return "", nil, err
+		}
+		prog := after
+		if st != nil {
+			token, ok := p.BucketToken(st.Position)
+			if ok && token >= c.Token {
+				return "", nil, lostErr(c, fmt.Errorf("the sink holds token %d", token))
+			}
+			if ok {
+				prog = st.Watermark
+			}
+		}
+		next := routes.State{SourceID: key, Cursor: s.cursor, Watermark: prog, Position: p.BucketPosition(c.Token), RunID: c.Owner}
+		err = s.commitState(ctx, next, st, true)
+		if err == nil {
+			return prog, &next, nil
+		}
+		if !errors.Is(err, routes.ErrFenced) {
+			return "", nil, err
+		}
+	}
+}
+
+// copyBucket copies the bucket's window from prog (the progress whose
+// saved state is prev) to until (the bucket's end), a chunk of chunkKeys
+// cursor values a commit, each fenced on the progress before it. A
+// refused commit means c was taken over: errLost.
+func (s *splitTask) copyBucket(ctx context.Context, c claims.Claim, p incremental.Plan, prog string, prev *routes.State, until string, chunkKeys int64) (int64, error) {
+	key := incremental.BucketKey(s.info.SourceID, c.Bucket)
+	var rows int64
+	for prog != until {
+		hi := chunkEnd(prog, p.Lo, until, chunkKeys)
+		spec := s.spec
+		spec.RunID = routes.NewRunID()
+		spec.Budget.Parallel = 1 // workers are the parallelism
+		spec.Window = fixedWindow(s.cursor, prog, hi)
+		spec.Position = p.BucketPosition(c.Token)
+		spec.Fence = &routes.Fence{SourceID: key, Prev: prev}
+		res, err := routes.Copy(ctx, s.src, s.dst, spec)
+		if errors.Is(err, routes.ErrLocked) && !errors.Is(err, routes.ErrFenced) && ctx.Err() == nil {
+			// a run holds the table whole for a moment (the plan's or the
+			// finishing commit): try the chunk again
+			if err := sleep(ctx, 200*time.Millisecond); err != nil {
+				return rows, err
+			}
+			continue
+		}
+		if errors.Is(err, routes.ErrFenced) {
+			return rows, lostErr(c, err)
+		}
+		if err != nil {
+			return rows, err
+		}
+		rows += res.Rows
+		prog, prev = hi, &routes.State{Watermark: hi, Position: spec.Position}
+	}
+	return rows, nil
+}
+
+func lostErr(c claims.Claim, err error) error {
+	return fmt.Errorf("%w: bucket %d (token %d, %s): %w", errLost, c.Bucket, c.Token, c.Owner, err)
 }
 
 // cause is the reason bctx ended (the lease lost) when it did, else err.
