@@ -47,7 +47,12 @@ tasks:
     transfer: {from: pg, table: %s, to: pg, dest_table: %s, mode: replace}
   ev_text:
     transfer: {from: pg, table: %s, to: pg, dest_table: %s, mode: append, cursor: v}
-`, pg.URL(), pg.Ref("ev"), pg.Ref("out"), pg.Ref("ev"), pg.Ref("out_r"), pg.Ref("ev"), pg.Ref("out_t"))
+  ev_merge_n:
+    transfer: {from: pg, table: %s, to: pg, dest_table: %s, mode: merge, cursor: n, primary_key: [id]}
+  ev_model:
+    model: {source: "pg:%s", sink: "pg:%s", mode: append, sql: "SELECT id FROM input"}
+`, pg.URL(), pg.Ref("ev"), pg.Ref("out"), pg.Ref("ev"), pg.Ref("out_r"), pg.Ref("ev"), pg.Ref("out_t"),
+		pg.Ref("ev"), pg.Ref("out_m"), pg.Ref("ev"), pg.Ref("out_model"))
 	if err := os.WriteFile(dagf, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +212,8 @@ func TestWorker_BadInput(t *testing.T) {
 	for task, why := range map[string]string{
 		"ev_replace": "mode replace is not cut into buckets",
 		"ev_text":    "buckets cut an integer cursor",
+		"ev_merge_n": "its merge key (id) is not its cursor n",
+		"ev_model":   "only a transfer task's table is cut into buckets",
 		"nope":       `no task "nope"`,
 	} {
 		for _, cmd := range []string{"backfill", "worker"} {
