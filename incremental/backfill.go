@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"net/url"
@@ -19,6 +20,10 @@ import (
 // value it has consumed through, Position "backfill=<plan id>". When every
 // bucket reached its end the table's state becomes Watermark = Head with
 // no plan: the task continues from the head like any append or merge.
+
+// ErrBackfill: an ordinary run found a backfill plan under way in the
+// table's state (with routes.ErrLocked: exit 75).
+var ErrBackfill = errors.New("a backfill is under way")
 
 // BackfillPrefix starts the Position of a table's state while a backfill
 // plan is under way.
@@ -116,8 +121,8 @@ func backfillUnderWay(dest routes.TableRef, st routes.State) error {
 	if err != nil || !ok {
 		return err
 	}
-	return fmt.Errorf("%w: %s: a backfill (plan %s, %d buckets, offsets %s to %s) is under way; its workers finish it (weir worker --task), then runs continue from its head",
-		routes.ErrLocked, dest, p.ID, p.Buckets, orStart(p.After), p.Head)
+	return fmt.Errorf("%w: %s: %w (plan %s, %d buckets, offsets %s to %s); its workers finish it (weir worker --task), then runs continue from its head",
+		routes.ErrLocked, dest, ErrBackfill, p.ID, p.Buckets, orStart(p.After), p.Head)
 }
 
 func orStart(offset string) string {

@@ -78,7 +78,7 @@ func TestBackfillUnderWay(t *testing.T) {
 	p := Plan{ID: "p9", After: "10", Lo: "10", Head: "90", Buckets: 2}
 	dest := routes.TableRef{Schema: "s", Name: "t"}
 	err := backfillUnderWay(dest, routes.State{Watermark: "10", Position: p.Encode()})
-	if !errors.Is(err, routes.ErrLocked) || !strings.Contains(err.Error(), "plan p9, 2 buckets, offsets 10 to 90") {
+	if !errors.Is(err, routes.ErrLocked) || !errors.Is(err, ErrBackfill) || !strings.Contains(err.Error(), "plan p9, 2 buckets, offsets 10 to 90") {
 		t.Fatalf("run during a backfill = %v, want ErrLocked naming the plan", err)
 	}
 	if err := backfillUnderWay(dest, routes.State{Watermark: "90"}); err != nil {

@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,14 @@ func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.
 			}
 		}
 		after, err := savedWatermark(ctx, dst, dest, info.SourceID, col)
+		// A backfill under way: the window is decided all the same (weir
+		// status shows its lag), then refused (ErrBackfill).
+		busy := err
+		if errors.Is(err, ErrBackfill) {
+			err = nil
+		} else {
+			busy = nil
+		}
 		if err == nil && after != "" && destDropped(ctx, dst, dest) {
 			after = "" // the rows the watermark counted are gone: start over
 		}
@@ -41,9 +50,10 @@ func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.
 		}
 		until, ok, err := maxCursor(ctx, src, info, col)
 		if err != nil || !ok {
-			return routes.Window{Cursor: col, After: after, Empty: true}, err
+			return routes.Window{Cursor: col, After: after, Empty: true}, cmp.Or(err, busy)
 		}
-		return window(info, col, after, until)
+		w, err := window(info, col, after, until)
+		return w, cmp.Or(err, busy)
 	}
 }
 
@@ -105,7 +115,7 @@ func savedWatermark(ctx context.Context, dst routes.Destination, dest routes.Tab
 		return "", err
 	}
 	if err := backfillUnderWay(dest, st); err != nil {
-		return "", err
+		return st.Watermark, err
 	}
 	if st.Cursor != "" && st.Cursor != col {
 		return "", routes.BadInput("%s: the saved watermark is on column %q, not %q; keep the same --cursor, or run once with --mode replace", dest, st.Cursor, col)

@@ -553,3 +553,63 @@ func (s *splitTask) finish(ctx context.Context, p incremental.Plan, main *routes
 	state := routes.State{SourceID: s.info.SourceID, Cursor: s.cursor, Watermark: p.Head, RunID: p.ID}
 	return s.commitState(ctx, state, main, false)
 }
+
+// BackfillStatus is a plan under way and its buckets.
+type BackfillStatus struct {
+	Plan    incremental.Plan `json:"plan"`
+	Buckets []BucketStatus   `json:"buckets"`
+}
+
+// BucketStatus is one bucket: its window, its progress committed in the
+// sink (and the claim token that committed it), and its claim.
+type BucketStatus struct {
+	Bucket      int       `json:"bucket"`
+	After       string    `json:"after"`
+	Until       string    `json:"until"`
+	Progress    string    `json:"progress"`
+	SinkToken   int64     `json:"sink_token"`
+	Owner       string    `json:"owner,omitempty"`
+	Token       int64     `json:"token"`
+	Expires     time.Time `json:"expires,omitzero"`
+	Done        bool      `json:"done"`
+	ClaimsError string    `json:"claims_error,omitempty"`
+}
+
+// Backfill reports task's backfill plan under way and its buckets; nil
+// when none is under way.
+func (r *Runner) BackfillStatus(ctx context.Context, name string, store claims.Store) (*BackfillStatus, error) {
+	s, err := r.split(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	p, _, ok, err := s.plan(ctx)
+	if err != nil || !ok {
+		return nil, err
+	}
+	l, err := store.List(ctx, claimsTask(name, p))
+	if err != nil {
+		return nil, err
+	}
+	bs := &BackfillStatus{Plan: p}
+	for i := range p.Buckets {
+		b := BucketStatus{Bucket: i}
+		b.After, b.Until = p.Bucket(i)
+		b.Progress = b.After
+		st, err := s.state(ctx, incremental.BucketKey(s.info.SourceID, i))
+		if err != nil {
+			return nil, err
+		}
+		if st != nil {
+			if tok, ok := p.BucketToken(st.Position); ok {
+				b.Progress, b.SinkToken = st.Watermark, tok
+			}
+		}
+		if i < len(l) {
+			b.Owner, b.Token, b.Expires, b.Done = l[i].Owner, l[i].Token, l[i].Expires, l[i].Done
+		} else {
+			b.ClaimsError = "not planned in the claim store"
+		}
+		bs.Buckets = append(bs.Buckets, b)
+	}
+	return bs, nil
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
+	"github.com/weirhq/weir/runner"
 )
 
 // backfillFixture is a source table of n rows (id 1…n, the integer
@@ -93,7 +95,8 @@ func (f *backfillFixture) check(t *testing.T, want string) {
 // TestWorker_Processes: weir backfill cuts the backlog into 8 buckets; 4
 // worker processes copy them, one SIGKILLed after its first chunk commit
 // (mid-bucket, holding its lease); a fifth worker started after the others
-// ended takes its bucket over once the lease expires and finishes: the
+// ended takes its bucket over once the lease expires and finishes (weir
+// status --claims shows the 8 free buckets after the plan, none after): the
 // sink holds every source row exactly once, the task's offset is the
 // planned head, and a later weir once continues from it. For each claim
 // store. 400,000 rows by default (this 2-core shared machine);
@@ -113,6 +116,9 @@ func TestWorker_Processes(t *testing.T) {
 			claims := f.stores[store]
 			if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "8", "--claims", claims, "-f", f.dagf); code != ExitOK {
 				t.Fatalf("backfill: exit %d: %s", code, out)
+			}
+			if bs := backfillStatus(t, f.dagf, claims); bs == nil || len(bs.Buckets) != 8 || bs.Buckets[7].Until != strconv.FormatInt(rows, 10) || bs.Buckets[0].Owner != "" || bs.Buckets[0].Done {
+				t.Errorf("weir status --claims after the plan: %+v, want 8 free buckets up to %d", bs, rows)
 			}
 			if code, _ := runCmd(t, "once", "--task", "ev", "-f", f.dagf); code != ExitTempFail {
 				t.Errorf("weir once during the backfill exited %d, want %d (the workers' rows)", code, ExitTempFail)
@@ -148,6 +154,9 @@ func TestWorker_Processes(t *testing.T) {
 			}
 			t.Logf("%d rows, 8 buckets, 4 workers (one killed) + 1 late: %s", rows, time.Since(start).Round(time.Millisecond))
 			f.check(t, strconv.FormatInt(rows, 10))
+			if bs := backfillStatus(t, f.dagf, claims); bs != nil {
+				t.Errorf("weir status --claims after the backfill shows %+v, want none under way", bs)
+			}
 			var taken int
 			q := "SELECT count(*) FROM " + f.pg.Ref(routes.StateTableName) + " WHERE source LIKE '%#bucket/%' AND position NOT LIKE '%&token=1'"
 			if err := f.pg.Pool.QueryRow(routestest.Context(t, time.Minute), q).Scan(&taken); err != nil || taken < 1 {
@@ -242,4 +251,15 @@ func runCmdMsg(t *testing.T, args ...string) (int, string) {
 		return ExitOK, ""
 	}
 	return exitCode(err), redactErr(err)
+}
+
+// backfillStatus is weir status --claims --json's backfill of task ev.
+func backfillStatus(t *testing.T, dagf, claims string) *runner.BackfillStatus {
+	t.Helper()
+	code, out := runCmd(t, "status", "--task", "ev", "--claims", claims, "--json", "-f", dagf)
+	var sts []runner.TaskStatus
+	if err := json.Unmarshal([]byte(out), &sts); err != nil || code != ExitOK || len(sts) != 1 {
+		t.Fatalf("weir status --claims: exit %d, %v: %s", code, err, out)
+	}
+	return sts[0].Backfill
 }
