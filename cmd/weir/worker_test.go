@@ -92,7 +92,8 @@ func (f *backfillFixture) check(t *testing.T, want string) {
 	}
 }
 
-// TestWorker_Processes: weir backfill cuts the backlog into 8 buckets; 4
+// TestWorker_Processes: weir backfill cuts the backlog into 8 buckets (the
+// same plan asked again is kept, another count refused); 4
 // worker processes copy them, one SIGKILLed after its first chunk commit
 // (mid-bucket, holding its lease); a fifth worker started after the others
 // ended takes its bucket over once the lease expires and finishes (weir
@@ -116,6 +117,12 @@ func TestWorker_Processes(t *testing.T) {
 			claims := f.stores[store]
 			if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "8", "--claims", claims, "-f", f.dagf); code != ExitOK {
 				t.Fatalf("backfill: exit %d: %s", code, out)
+			}
+			if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "8", "--claims", claims, "-f", f.dagf); code != ExitOK || strings.Contains(out, `"planned":true`) {
+				t.Errorf("the same backfill again: exit %d: %s; want 0, the plan kept", code, out)
+			}
+			if code, msg := runCmdMsg(t, "backfill", "--task", "ev", "--shards", "4", "--claims", claims, "-f", f.dagf); code != ExitBadInput || !strings.Contains(msg, "8 buckets") {
+				t.Errorf("a backfill of another count while one is under way: exit %d: %s; want 2 naming the 8 buckets", code, msg)
 			}
 			if bs := backfillStatus(t, f.dagf, claims); bs == nil || len(bs.Buckets) != 8 || bs.Buckets[7].Until != strconv.FormatInt(rows, 10) || bs.Buckets[0].Owner != "" || bs.Buckets[0].Done {
 				t.Errorf("weir status --claims after the plan: %+v, want 8 free buckets up to %d", bs, rows)
