@@ -301,18 +301,25 @@ func (r *Runner) Work(ctx context.Context, name string, store claims.Store, opts
 		switch {
 		case errors.Is(err, claims.ErrNotPlanned):
 			// planned in the sink, not (or no longer) in the store: a
-			// planner that died between its two steps, or a plan another
-			// worker finished and forgot (the next loop sees no plan).
+			// plan another worker finished and forgot (the sink says so
+			// now: the next loop returns caught up), or a planner that
+			// died between its two steps (plan the store).
+			if _, _, still, err := s.plan(ctx); err != nil || !still {
+				if err != nil {
+					return res, err
+				}
+				continue
+			}
 			if _, err := store.Plan(ctx, ct, p.Buckets); err != nil {
 				return res, err
 			}
 			continue
 		case errors.Is(err, claims.ErrNoneFree):
-			done, err := r.openBuckets(ctx, store, ct)
+			open, err := r.openBuckets(ctx, store, ct)
 			if err != nil {
 				return res, err
 			}
-			if done == nil {
+			if open == nil {
 				err := s.finish(ctx, p, main)
 				if err == nil {
 					store.Forget(ctx, ct)
@@ -328,7 +335,7 @@ func (r *Runner) Work(ctx context.Context, name string, store claims.Store, opts
 				continue
 			}
 			if !opts.Wait {
-				return res, fmt.Errorf("task %s: %w: %s", name, ErrBucketsHeld, strings.Join(done, "; "))
+				return res, fmt.Errorf("task %s: %w: %s", name, ErrBucketsHeld, strings.Join(open, "; "))
 			}
 			if err := sleep(ctx, min(opts.Lease/4, time.Second)); err != nil {
 				return res, err

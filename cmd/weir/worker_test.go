@@ -164,6 +164,10 @@ func TestWorker_Processes(t *testing.T) {
 			if bs := backfillStatus(t, f.dagf, claims); bs != nil {
 				t.Errorf("weir status --claims after the backfill shows %+v, want none under way", bs)
 			}
+			var staged int
+			if err := f.pg.Pool.QueryRow(routestest.Context(t, time.Minute), "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename LIKE '\\_weir\\_stage\\_%'", f.pg.Schema).Scan(&staged); err != nil || staged != 0 {
+				t.Errorf("%d staging tables left after the backfill (%v), want 0", staged, err)
+			}
 			var taken int
 			q := "SELECT count(*) FROM " + f.pg.Ref(routes.StateTableName) + " WHERE source LIKE '%#bucket/%' AND position NOT LIKE '%&token=1'"
 			if err := f.pg.Pool.QueryRow(routestest.Context(t, time.Minute), q).Scan(&taken); err != nil || taken < 1 {
