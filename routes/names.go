@@ -3,6 +3,7 @@ package routes
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -61,4 +62,41 @@ func IdentLimitOf(dst any) Limit {
 // would create one of its own: weir neither drops nor reuses it.
 func Occupied(object TableRef, what string) error {
 	return BadInput("%s already exists and weir did not create it (weir would use that name for %s): rename or drop it, or name another destination table", object, what)
+}
+
+// ColumnRule is how a destination's server names columns: the longest
+// name it holds as it is (PostgreSQL truncates a longer one with only a
+// notice, so two long names may become one and a merge key another
+// column), and Fold, when it compares names without case (MySQL,
+// BigQuery): two names equal after Fold are one column there.
+type ColumnRule struct {
+	Server string              // "PostgreSQL", for the message
+	Fits   Limit               // a name the server holds unchanged
+	Limit  string              // what Fits allows, for the message: "63 bytes"
+	Fold   func(string) string // nil: names are compared exactly
+}
+
+// CheckColumnNames refuses, as bad input naming the table and column, a
+// table whose columns the destination cannot hold under their own
+// names. Destinations call it in Prepare, before they create anything.
+func CheckColumnNames(info *TableInfo, r ColumnRule) error {
+	seen := map[string]string{}
+	for _, c := range info.Columns {
+		if c.Name == "" || !r.Fits(c.Name) {
+			return &ProbeError{Table: info.Ref.String(), Column: c.Name,
+				Problem: fmt.Sprintf("%s column names are 1 to %s; this one would not land as named", r.Server, r.Limit),
+				Hint:    "rename the column at the source, or select it under a shorter name in a model"}
+		}
+		if r.Fold == nil {
+			continue
+		}
+		k := r.Fold(c.Name)
+		if prev, dup := seen[k]; dup {
+			return &ProbeError{Table: info.Ref.String(), Column: c.Name,
+				Problem: fmt.Sprintf("%s compares column names without case, so %q and %q would be one column", r.Server, prev, c.Name),
+				Hint:    "rename one of them at the source, or select it under another name in a model"}
+		}
+		seen[k] = c.Name
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package routes
 
 import (
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -33,16 +35,33 @@ func Infinity(a arrow.Array) string {
 	switch a := a.(type) {
 	case *array.Timestamp:
 		for i := 0; i < a.Len(); i++ {
-			if a.IsValid(i) && (a.Value(i) == math.MaxInt64 || a.Value(i) == math.MinInt64) {
-				return infinityName(a.Value(i) > 0)
+			if inf := TimestampInfinity(int64(a.Value(i))); a.IsValid(i) && inf != "" {
+				return inf
 			}
 		}
 	case *array.Date32:
 		for i := 0; i < a.Len(); i++ {
-			if a.IsValid(i) && (a.Value(i) == math.MaxInt32 || a.Value(i) == math.MinInt32) {
-				return infinityName(a.Value(i) > 0)
+			if inf := DateInfinity(int32(a.Value(i))); a.IsValid(i) && inf != "" {
+				return inf
 			}
 		}
+	}
+	return ""
+}
+
+// TimestampInfinity is "infinity" or "-infinity" when a timestamp's value
+// (any unit) is one of Infinity's sentinels, else "".
+func TimestampInfinity(v int64) string {
+	if v == math.MaxInt64 || v == math.MinInt64 {
+		return infinityName(v > 0)
+	}
+	return ""
+}
+
+// DateInfinity is TimestampInfinity for a date32's days.
+func DateInfinity(v int32) string {
+	if v == math.MaxInt32 || v == math.MinInt32 {
+		return infinityName(v > 0)
 	}
 	return ""
 }
@@ -52,4 +71,36 @@ func infinityName(pos bool) string {
 		return "infinity"
 	}
 	return "-infinity"
+}
+
+// ClockMicros reads a signed clock text, [-]H…H:MM:SS[.f…] (MySQL's TIME
+// read as a duration, as the binlog gives it), as microseconds.
+func ClockMicros(s string) (int64, bool) {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	hms, frac, hasFrac := strings.Cut(s, ".")
+	parts := strings.Split(hms, ":")
+	if len(parts) != 3 || len(parts[1]) != 2 || len(parts[2]) != 2 || len(frac) > 6 || hasFrac && frac == "" {
+		return 0, false
+	}
+	var n [3]int64
+	for i, p := range parts {
+		v, err := strconv.ParseUint(p, 10, 32)
+		if err != nil || i > 0 && v > 59 {
+			return 0, false
+		}
+		n[i] = int64(v)
+	}
+	us := (n[0]*3600 + n[1]*60 + n[2]) * 1e6
+	if frac != "" {
+		f, err := strconv.ParseUint(frac+strings.Repeat("0", 6-len(frac)), 10, 32)
+		if err != nil {
+			return 0, false
+		}
+		us += int64(f)
+	}
+	if neg {
+		us = -us
+	}
+	return us, true
 }

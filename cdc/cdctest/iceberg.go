@@ -99,6 +99,15 @@ func canonical(t testing.TB, a arrow.Array, i int) string {
 			return inf
 		}
 		return a.Value(i).ToTime().Format("2006-01-02")
+	case *array.Duration: // microseconds, the unit MySQL's TIME has
+		unit := a.DataType().(*arrow.DurationType).Unit
+		return strconv.FormatInt(int64(a.Value(i))*int64(unit.Multiplier())/1000, 10)
+	case *array.MonthDayNanoInterval: // PostgreSQL's interval: microseconds when it has no months
+		v := a.Value(i)
+		if v.Months != 0 {
+			return fmt.Sprintf("%dmonths %ddays %dns", v.Months, v.Days, v.Nanoseconds)
+		}
+		return strconv.FormatInt(int64(v.Days)*86400e6+v.Nanoseconds/1000, 10)
 	case *array.Time64:
 		unit := a.DataType().(*arrow.Time64Type).Unit
 		d := time.Duration(int64(a.Value(i)) * int64(unit.Multiplier()))

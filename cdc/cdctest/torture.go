@@ -186,7 +186,8 @@ func SourceValues(t testing.TB, ctx context.Context, src *DB, table string, cols
 // the destination holds the value in another documented representation:
 // a binary in a String (ClickHouse), as upper hex; a boolean as UInt8
 // (ClickHouse 18.16); a TIME as String (ClickHouse), fraction zeros
-// trimmed (applied to both sides by Compare); a float4 widened to double.
+// trimmed (applied to both sides by Compare); a duration as its clock
+// text (Iceberg), as microseconds; a float4 widened to double.
 // Anything else is compared as it is.
 func Adapt(src, dst arrow.DataType, text string) string {
 	if text == Null || arrow.TypeEqual(src, dst) {
@@ -199,6 +200,10 @@ func Adapt(src, dst arrow.DataType, text string) string {
 		return map[string]string{"1": "true", "0": "false"}[text]
 	case src.ID() == arrow.TIME64 && isString(dst):
 		return trimFraction(text)
+	case src.ID() == arrow.DURATION && isString(dst): // Iceberg's [-]HH:MM:SS[.ffffff]
+		if us, ok := routes.ClockMicros(text); ok {
+			return strconv.FormatInt(us, 10)
+		}
 	case src.ID() == arrow.FLOAT32 && dst.ID() == arrow.FLOAT64:
 		if f, err := strconv.ParseFloat(text, 64); err == nil && float64(float32(f)) == f || f != f {
 			return strconv.FormatFloat(f, 'g', -1, 32)

@@ -40,14 +40,18 @@ type layout struct {
 	schema bq.Schema
 }
 
+// columnRule: BigQuery column names are 300 characters at most and are
+// compared without case.
+var columnRule = routes.ColumnRule{Server: "BigQuery", Fits: routes.Runes(300), Limit: "300 characters", Fold: strings.ToLower}
+
 // newLayout maps every column of a probed table.
 func newLayout(info *routes.TableInfo) (layout, error) {
+	if err := routes.CheckColumnNames(info, columnRule); err != nil {
+		return layout{}, err
+	}
 	fields := make([]arrow.Field, len(info.Columns))
 	schema := make(bq.Schema, len(info.Columns))
 	for i, c := range info.Columns {
-		if c.Name == "" || len(c.Name) > 300 {
-			return layout{}, &routes.ProbeError{Table: info.Ref.String(), Column: c.Name, Problem: "BigQuery column names are 1 to 300 characters", Hint: "rename the column in a model"}
-		}
 		t, fs := mapType(c.Type, c.NativeType)
 		fs.Name, fs.Required = c.Name, !c.Nullable && !fs.Repeated
 		fields[i] = arrow.Field{Name: c.Name, Type: t, Nullable: true}

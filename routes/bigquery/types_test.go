@@ -1,11 +1,15 @@
 package bigquery
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	bq "cloud.google.com/go/bigquery"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
+
+	"github.com/weirhq/weir/routes"
 )
 
 func TestMapType(t *testing.T) {
@@ -81,4 +85,34 @@ func describe(fs *bq.FieldSchema) string {
 		return "ARRAY<" + s + ">"
 	}
 	return s
+}
+
+// TestNewLayout_ColumnNames: names BigQuery cannot hold as they are — two
+// that differ only in case (it compares column names without case), an
+// empty one, one past 300 characters — are refused as bad input naming
+// the column, before anything is created; 300 multibyte characters fit.
+func TestNewLayout_ColumnNames(t *testing.T) {
+	for _, tt := range []struct {
+		names []string
+		bad   string // the column the refusal names; "" fits
+	}{
+		{[]string{"id", "Name", "name"}, "name"},
+		{[]string{"Ü", "ü"}, "ü"},
+		{[]string{"id", strings.Repeat("c", 301)}, strings.Repeat("c", 301)},
+		{[]string{""}, ""},
+		{[]string{"id", strings.Repeat("é", 300), "Name", "other"}, "-"},
+	} {
+		info := &routes.TableInfo{Ref: routes.TableRef{Name: "t"}}
+		for _, n := range tt.names {
+			info.Columns = append(info.Columns, routes.Column{Name: n, Type: arrow.BinaryTypes.String, Nullable: true})
+		}
+		_, err := newLayout(info)
+		var pe *routes.ProbeError
+		switch {
+		case tt.bad == "-" && err != nil:
+			t.Errorf("%q: %v, want it to fit", tt.names, err)
+		case tt.bad != "-" && (!errors.As(err, &pe) || !errors.Is(err, routes.ErrBadInput) || pe.Column != tt.bad):
+			t.Errorf("%q: %v, want bad input naming column %q", tt.names, err, tt.bad)
+		}
+	}
 }

@@ -187,6 +187,15 @@ func cellText(v any, typ string, o Options) (s string, null bool, err error) {
 		if strings.HasPrefix(inner, "DateTime") && !strings.HasPrefix(inner, "DateTime64") {
 			return wholeSeconds(x, o)
 		}
+		if inner == "Int64" && strings.Contains(x, ":") {
+			// a duration's clock text (MySQL TIME with time=duration); the
+			// bulk route stores its microseconds
+			us, ok := routes.ClockMicros(x)
+			if !ok {
+				return "", false, fmt.Errorf("%q is not a duration [-]HH:MM:SS[.ffffff]", x)
+			}
+			return strconv.FormatInt(us, 10), false, nil
+		}
 		return x, false, nil
 	case []byte:
 		return string(x), false, nil
@@ -352,9 +361,14 @@ func (e *Endpoint) checkCasts(ctx context.Context, in routes.TableRef, cols []st
 		if n != "0" {
 			i := which[j]
 			col := quoteIdent(names[i])
-			bad, _, _ := queryRow(ctx, e.conn, fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NOT NULL AND %s IS NULL LIMIT 1",
+			// the input column is Nullable(String): ifNull makes it the
+			// String queryRow decodes
+			bad, _, err := queryRow(ctx, e.conn, fmt.Sprintf("SELECT ifNull(%s, '') FROM %s WHERE %s IS NOT NULL AND %s IS NULL LIMIT 1",
 				col, ident(in), col, nullableCast(col, kinds[j])))
-			return fmt.Errorf("column %s: %s values do not parse as ClickHouse %s (e.g. %q)", cols[i], n, types[i], strings.Join(bad, ""))
+			if err != nil || len(bad) == 0 {
+				return fmt.Errorf("column %s: %s values do not parse as ClickHouse %s", cols[i], n, types[i])
+			}
+			return fmt.Errorf("column %s: %s values do not parse as ClickHouse %s (e.g. %q)", cols[i], n, types[i], bad[0])
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/weirhq/weir/routes"
@@ -230,6 +231,22 @@ func (e *parquetEncoder) Close() error {
 		return fmt.Errorf("parquet footer: %w", err)
 	}
 	return nil
+}
+
+// ParquetMetadata is the footer of the Parquet file e wrote: its row
+// groups with their column statistics, sizes and value counts (what the
+// Iceberg route records of each data file). e must be a Parquet encoder
+// whose Close returned nil.
+func ParquetMetadata(e Encoder) (*metadata.FileMetaData, error) {
+	pe, ok := e.(*parquetEncoder)
+	if !ok {
+		return nil, fmt.Errorf("parquet metadata: %T is not a Parquet encoder", e)
+	}
+	md, err := pe.fw.FileMetadata()
+	if err != nil {
+		return nil, fmt.Errorf("parquet metadata: %w", err)
+	}
+	return md, nil
 }
 
 func (e *parquetEncoder) Discard() {

@@ -4,7 +4,10 @@
 // file:// and s3:// (iceberg-go's S3 FileIO).
 //
 // Writing: each pipe's batches are converted to the table's schema and
-// written as Parquet data files as they come (bounded memory); Commit adds
+// written as Parquet data files as they come (bounded memory), by weir's
+// own encoder (routes/fileformat; iceberg-go only describes each file from
+// its footer, datafile.go) unless the table needs iceberg-go's writer
+// (partitioned, format v1/v3, a codec fileformat lacks); Commit adds
 // them in one Iceberg commit — an overwrite snapshot (replace), an append
 // snapshot (append), or a row delta of the new rows plus equality deletes
 // of their keys (merge, an upsert) — whose transaction also sets the state

@@ -26,6 +26,10 @@ import (
 // iceberg-go's default, a dictionary on every column up to 1 MiB, spent
 // a fifth of a lineitem transfer's CPU hashing unique comments and
 // integers. The keys are Iceberg Java's, read by both implementations.
+// weir's own encoder (dataWriter) reads only the codec keys: the
+// dictionary and row-group keys are fileformat's rule spelled for the
+// other writers of the table (iceberg-go's, which weir keeps for the
+// tables dataWriter does not write, Spark, PyIceberg).
 // The per-column key names the Parquet column, whose name is the Iceberg
 // one sanitized (a.b is written as a_x2Eb): iceberg.SanitizeColumnNames.
 func (e *Endpoint) newTableProps(info *routes.TableInfo, sc *iceberg.Schema) (iceberg.Properties, error) {

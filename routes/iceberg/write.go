@@ -72,7 +72,20 @@ func (st *stage) records(ctx context.Context, s routes.Stream, conv *converter, 
 
 // writeData writes data files named with a fresh write id; the files
 // written before an error are kept on the stage, for Abort to remove.
+// They are written by weir's encoder (dataWriter) unless the table needs
+// iceberg-go's writer (newDataWriter says when).
 func (st *stage) writeData(ctx context.Context, records iter.Seq2[arrow.RecordBatch, error]) ([]iceberg.DataFile, error) {
+	w, err := st.newDataWriter(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("data files: %w", err)
+	}
+	if w != nil {
+		files, err := w.write(ctx, st.newWriteID(), records)
+		if err != nil {
+			return files, fmt.Errorf("data files: %w", err)
+		}
+		return files, nil
+	}
 	var files []iceberg.DataFile
 	opts := []table.WriteRecordOption{table.WithWriteUUID(st.newWriteID()), table.WithRecordBatchBufferSize(writeQueue)}
 	for df, err := range table.WriteRecords(ctx, st.tbl, st.target, records, opts...) {

@@ -171,6 +171,9 @@ func (e *Endpoint) ensureTables(ctx context.Context, conn *sql.Conn, tables []*c
 		if info == nil {
 			continue
 		}
+		if err := routes.CheckColumnNames(info, columnRule); err != nil { // a column the source added since
+			return err
+		}
 		q := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n  %s\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s",
 			ident(t.Dest), columnDefs(stagedColumns(info, key), key), e.flavor.binCollation())
 		if _, err := conn.ExecContext(ctx, q); err != nil {

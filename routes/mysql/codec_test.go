@@ -3,6 +3,7 @@ package mysql
 import (
 	"database/sql/driver"
 	"errors"
+	"math"
 	"math/big"
 	"strings"
 	"testing"
@@ -263,3 +264,36 @@ func BenchmarkEncoder(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestEncoder_Infinity: PostgreSQL's ±infinity (the postgres route's
+// sentinels) is refused naming infinity, in every timestamp unit and for
+// dates; it was reported as a timestamp in year 294247.
+func TestEncoder_Infinity(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	for _, tt := range []struct {
+		typ  arrow.DataType
+		v    int64
+		want string
+	}{
+		{&arrow.TimestampType{Unit: arrow.Microsecond}, math.MaxInt64, "infinity has no MySQL value"},
+		{&arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, math.MinInt64, "-infinity has no MySQL value"},
+		{arrow.FixedWidthTypes.Date32, math.MaxInt32, "infinity has no MySQL value"},
+		{arrow.FixedWidthTypes.Date32, math.MinInt32, "-infinity has no MySQL value"},
+	} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "ts", Type: tt.typ, Nullable: true}}, nil)
+		bld := array.NewRecordBuilder(mem, schema)
+		switch b := bld.Field(0).(type) {
+		case *array.TimestampBuilder:
+			b.Append(arrow.Timestamp(tt.v))
+		case *array.Date32Builder:
+			b.Append(arrow.Date32(tt.v))
+		}
+		rec := bld.NewRecordBatch()
+		err := newEncoder(discard{}).Encode(rec)
+		rec.Release()
+		bld.Release()
+		if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "column ts") {
+			t.Errorf("%s %d: %v, want bad input in column ts saying %q", tt.typ, tt.v, err, tt.want)
+		}
+	}
+}

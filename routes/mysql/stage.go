@@ -44,6 +44,13 @@ func fileNameLen(name string) int {
 // IdentLimit is MySQL's 64 characters.
 func (e *Endpoint) IdentLimit() routes.Limit { return maxIdent }
 
+// columnRule: a column name is 64 characters at most, may not end in a
+// space ("Incorrect column name"), and is compared without case ("Name"
+// and "name" are a duplicate column).
+var columnRule = routes.ColumnRule{Server: "MySQL", Limit: "64 characters, not ending in a space",
+	Fits: func(n string) bool { return routes.Runes(64)(n) && !strings.HasSuffix(n, " ") },
+	Fold: strings.ToLower}
+
 // sideName is <prefix><table>_<run>, shortened with a hash of the table
 // name to fit.
 func sideName(prefix, table, runID string) string {
@@ -116,6 +123,9 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 	}
 	key, err := stageKey(info, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := routes.CheckColumnNames(info, columnRule); err != nil {
 		return nil, err
 	}
 	lock, err := e.acquireLock(ctx, dest)

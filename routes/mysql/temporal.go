@@ -5,6 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // temporalEncoder covers dates, times, timestamps, durations and
@@ -12,7 +14,12 @@ import (
 func temporalEncoder(arr arrow.Array) (valueFunc, error) {
 	switch a := arr.(type) {
 	case *array.Date32:
-		return func(buf []byte, i int) ([]byte, error) { return appendDate(buf, int64(a.Value(i))) }, nil
+		return func(buf []byte, i int) ([]byte, error) {
+			if inf := routes.DateInfinity(int32(a.Value(i))); inf != "" {
+				return buf, noInfinity(inf)
+			}
+			return appendDate(buf, int64(a.Value(i)))
+		}, nil
 	case *array.Date64:
 		return func(buf []byte, i int) ([]byte, error) { return appendDate(buf, floorDiv(int64(a.Value(i)), 86400e3)) }, nil
 	case *array.Time32:
@@ -21,11 +28,26 @@ func temporalEncoder(arr arrow.Array) (valueFunc, error) {
 	case *array.Time64:
 		return microsEncoder(a.DataType().(*arrow.Time64Type).Unit, func(i int) int64 { return int64(a.Value(i)) }, clockText)
 	case *array.Timestamp:
-		return microsEncoder(a.DataType().(*arrow.TimestampType).Unit, func(i int) int64 { return int64(a.Value(i)) }, appendDatetime)
+		enc, err := microsEncoder(a.DataType().(*arrow.TimestampType).Unit, func(i int) int64 { return int64(a.Value(i)) }, appendDatetime)
+		if err != nil {
+			return nil, err
+		}
+		return func(buf []byte, i int) ([]byte, error) {
+			if inf := routes.TimestampInfinity(int64(a.Value(i))); inf != "" {
+				return buf, noInfinity(inf)
+			}
+			return enc(buf, i)
+		}, nil
 	case *array.Duration:
 		return microsEncoder(a.DataType().(*arrow.DurationType).Unit, func(i int) int64 { return int64(a.Value(i)) }, clockText)
 	}
 	return intervalEncoder(arr), nil
+}
+
+// noInfinity refuses PostgreSQL's ±infinity (routes.Infinity's
+// sentinels), which would otherwise read as a date in year 294247.
+func noInfinity(inf string) error {
+	return fmt.Errorf("%s has no MySQL value (MySQL has no infinite dates): replace it at the source, e.g. a view with NULLIF(col, '%[1]s')", inf)
 }
 
 func clockText(buf []byte, us int64) ([]byte, error) { return appendClock(buf, us), nil }

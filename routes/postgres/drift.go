@@ -81,6 +81,9 @@ func evolveReplicas(ctx context.Context, tx pgx.Tx, tables []*cdc.Table) error {
 		if t.Info == nil {
 			continue
 		}
+		if err := routes.CheckColumnNames(t.Info, columnRule); err != nil {
+			return err
+		}
 		tmp := routes.TableRef{Schema: "pg_temp", Name: "_weir_drift"}
 		if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE TEMP TABLE %s (%s) ON COMMIT DROP", ident(tmp), columnDefs(t.Info))); err != nil {
 			return fmt.Errorf("replica %s: source columns: %w", t.Dest, err)

@@ -27,6 +27,10 @@ var maxIdent = routes.Bytes(63)
 // IdentLimit is PostgreSQL's 63 bytes.
 func (e *Endpoint) IdentLimit() routes.Limit { return maxIdent }
 
+// columnRule: column names are identifiers too, compared exactly (weir
+// quotes them).
+var columnRule = routes.ColumnRule{Server: "PostgreSQL", Fits: maxIdent, Limit: "63 bytes"}
+
 // stageName is _weir_stage_<table>_<run>, shortened with a hash to fit.
 func stageName(table, runID string) string {
 	return routes.SideName(stagePrefix, table, "_"+runID, maxIdent)
@@ -66,6 +70,9 @@ func (e *Endpoint) prepare(ctx context.Context, info *routes.TableInfo, opts rou
 		return nil, err
 	}
 	if err := checkMode(info, opts); err != nil {
+		return nil, err
+	}
+	if err := routes.CheckColumnNames(info, columnRule); err != nil {
 		return nil, err
 	}
 	lock, err := e.acquireLock(ctx, dest, opts.RunID, shared)
