@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +21,7 @@ import (
 func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.WindowFunc {
 	var counted sync.Map // *routes.TableInfo whose cursor NULLs were counted
 	return func(ctx context.Context, info *routes.TableInfo, dest routes.TableRef) (routes.Window, error) {
-		col, err := cursorColumn(info, cursor)
+		col, err := CursorColumn(info, cursor)
 		if err != nil {
 			return routes.Window{}, err
 		}
@@ -30,6 +31,14 @@ func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.
 			}
 		}
 		after, err := savedWatermark(ctx, dst, dest, info.SourceID, col)
+		// A backfill under way: the window is decided all the same (weir
+		// status shows its lag), then refused (ErrBackfill).
+		busy := err
+		if errors.Is(err, ErrBackfill) {
+			err = nil
+		} else {
+			busy = nil
+		}
 		if err == nil && after != "" && destDropped(ctx, dst, dest) {
 			after = "" // the rows the watermark counted are gone: start over
 		}
@@ -41,9 +50,10 @@ func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.
 		}
 		until, ok, err := maxCursor(ctx, src, info, col)
 		if err != nil || !ok {
-			return routes.Window{Cursor: col, After: after, Empty: true}, err
+			return routes.Window{Cursor: col, After: after, Empty: true}, cmp.Or(err, busy)
 		}
-		return window(info, col, after, until)
+		w, err := window(info, col, after, until)
+		return w, cmp.Or(err, busy)
 	}
 }
 
@@ -64,7 +74,7 @@ func window(info *routes.TableInfo, col, after, until string) (routes.Window, er
 }
 
 // cursorColumn picks and checks the cursor column.
-func cursorColumn(info *routes.TableInfo, cursor string) (string, error) {
+func CursorColumn(info *routes.TableInfo, cursor string) (string, error) {
 	if cursor == "" {
 		if len(info.PrimaryKey) != 1 {
 			return "", &routes.ProbeError{Table: info.Ref.String(), Problem: "no cursor for an incremental run: the table has no single-column primary key", Hint: "pass --cursor COLUMN (an increasing integer or timestamp)"}
@@ -103,6 +113,9 @@ func savedWatermark(ctx context.Context, dst routes.Destination, dest routes.Tab
 	st, found, err := sr.LoadState(ctx, dest, sourceID)
 	if err != nil || !found {
 		return "", err
+	}
+	if err := backfillUnderWay(dest, st); err != nil {
+		return st.Watermark, err
 	}
 	if st.Cursor != "" && st.Cursor != col {
 		return "", routes.BadInput("%s: the saved watermark is on column %q, not %q; keep the same --cursor, or run once with --mode replace", dest, st.Cursor, col)

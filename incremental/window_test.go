@@ -60,13 +60,13 @@ func TestWindow(t *testing.T) {
 
 func TestCursorColumn(t *testing.T) {
 	noPK := &routes.TableInfo{Ref: routes.TableRef{Name: "t"}, Columns: []routes.Column{{Name: "a"}}}
-	if _, err := cursorColumn(noPK, ""); !errors.Is(err, routes.ErrBadInput) {
+	if _, err := CursorColumn(noPK, ""); !errors.Is(err, routes.ErrBadInput) {
 		t.Fatalf("no primary key and no --cursor: want bad input, got %v", err)
 	}
-	if _, err := cursorColumn(noPK, "missing"); !errors.Is(err, routes.ErrBadInput) {
+	if _, err := CursorColumn(noPK, "missing"); !errors.Is(err, routes.ErrBadInput) {
 		t.Fatalf("missing cursor column: want bad input, got %v", err)
 	}
-	if c, err := cursorColumn(noPK, "a"); c != "a" || err != nil {
+	if c, err := CursorColumn(noPK, "a"); c != "a" || err != nil {
 		t.Fatalf("cursorColumn = %q, %v", c, err)
 	}
 }

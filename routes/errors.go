@@ -20,6 +20,10 @@ var (
 	ErrUnsupported = fmt.Errorf("%w", errors.ErrUnsupported)
 	// ErrNoPassthrough: a native fast path declined; fall back to Arrow (like driver.ErrSkip).
 	ErrNoPassthrough = errors.New("native passthrough declined")
+	// ErrFenced: a FencedStage's commit found another state than the one it
+	// was to replace (another worker committed that step first); nothing
+	// was committed.
+	ErrFenced = errors.New("commit fenced: the saved state it was to replace has changed")
 )
 
 // LockedError names the run that holds a destination table.

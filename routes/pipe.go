@@ -34,6 +34,18 @@ type CopySpec struct {
 	Fresh         bool   // the destination table must not exist (WriteOptions.Fresh)
 	Progress      *Progress
 	Allocator     memory.Allocator
+	// Fence, when set, makes the copy one step of a bucket of a shared
+	// backfill (docs/workers.md): the stage is prepared shared
+	// (SharedDestination) and committed with FencedStage.CommitIf, the
+	// state keyed Fence.SourceID instead of the table's.
+	Fence *Fence
+}
+
+// Fence is a copy's compare-and-set commit: its state is saved under
+// SourceID only if the state saved there is Prev (nil: none).
+type Fence struct {
+	SourceID string
+	Prev     *State
 }
 
 // CopyResult reports one table's transfer.
@@ -100,7 +112,7 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 		log.InfoContext(ctx, "commit", "dest_table", res.DestTable, "rows", 0, "kept_empty", true)
 		return res, nil
 	}
-	stage, err := dst.Prepare(ctx, info, WriteOptions{Table: spec.DestTable, Mode: spec.Mode, RunID: spec.RunID, Key: spec.Key, Allocator: spec.Allocator, Fresh: spec.Fresh})
+	stage, err := prepare(ctx, dst, info, spec)
 	if err != nil {
 		return res, err
 	}
@@ -122,6 +134,19 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 			"kept_empty", res.KeptEmpty, "nothing_new", res.NothingNew, "elapsed", res.Elapsed)
 	}
 	return res, err
+}
+
+// prepare prepares the destination: shared for a fenced copy.
+func prepare(ctx context.Context, dst Destination, info *TableInfo, spec CopySpec) (Stage, error) {
+	opts := WriteOptions{Table: spec.DestTable, Mode: spec.Mode, RunID: spec.RunID, Key: spec.Key, Allocator: spec.Allocator, Fresh: spec.Fresh}
+	if spec.Fence == nil {
+		return dst.Prepare(ctx, info, opts)
+	}
+	sd, ok := As[SharedDestination](dst)
+	if !ok {
+		return nil, fmt.Errorf("%w: the destination of %s cannot be written by several workers at once (a fenced, shared commit)", ErrUnsupported, spec.Table)
+	}
+	return sd.PrepareShared(ctx, info, opts)
 }
 
 // copyLocked runs with the destination's lock held. The window that binds
@@ -273,6 +298,17 @@ func commit(ctx context.Context, stage Stage, info *TableInfo, spec CopySpec, wi
 	}
 	state := State{SourceID: info.SourceID, Cursor: win.Cursor, Watermark: win.Until, Position: spec.Position, RunID: spec.RunID, Rows: res.Rows}
 	res.Watermark = state.Watermark
+	if f := spec.Fence; f != nil {
+		state.SourceID = f.SourceID
+		fs, ok := stage.(FencedStage)
+		if !ok {
+			return fmt.Errorf("commit %s: %w: the stage cannot fence its commit", spec.DestTable, ErrUnsupported)
+		}
+		if err := fs.CommitIf(ctx, state, f.Prev); err != nil {
+			return fmt.Errorf("commit %s: %w", spec.DestTable, err)
+		}
+		return Checkpoint("after-commit")
+	}
 	if err := stage.Commit(ctx, state); err != nil {
 		return fmt.Errorf("commit %s: %w", spec.DestTable, err)
 	}

@@ -66,6 +66,27 @@ type JointStage interface {
 	CommitWith(ctx context.Context, state State, other Stage, otherState State) error
 }
 
+// SharedDestination is a Destination whose tables several workers of one
+// backfill plan write at once (docs/workers.md): PrepareShared takes the
+// table's lock in shared mode — shared stages coexist, a run that wants the
+// table whole (Prepare) is refused with ErrLocked while one is open, and
+// the other way round — and never creates, replaces or alters the table
+// (it must exist: the plan's commit created it). Its stage commits only
+// with FencedStage.CommitIf. Only append and merge.
+type SharedDestination interface {
+	PrepareShared(ctx context.Context, info *TableInfo, opts WriteOptions) (FencedStage, error)
+}
+
+// FencedStage is a Stage whose commit is a compare-and-set on the state it
+// replaces: CommitIf commits the data and state only if the destination's
+// saved state for state.SourceID is prev (nil: none saved) in Watermark and
+// Position, checked in the commit's own atomic step; otherwise nothing is
+// committed, the stage is aborted, and the error is ErrFenced.
+type FencedStage interface {
+	Stage
+	CommitIf(ctx context.Context, state State, prev *State) error
+}
+
 // Stream is one pipe of Arrow record batches. On cancel Next returns false
 // and Err returns the context's error.
 type Stream interface {

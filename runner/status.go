@@ -30,8 +30,11 @@ type TaskStatus struct {
 	// Log is a log_based task's place in its source's change log: the
 	// bytes of WAL/binlog behind, the slot's retained WAL, a lost slot or
 	// purged binlog (then Error says how to re-bootstrap).
-	Log   *cdc.LogLag `json:"log,omitempty"`
-	Error string      `json:"error,omitempty"`
+	Log *cdc.LogLag `json:"log,omitempty"`
+	// Backfill is the task's backfill plan under way and its buckets
+	// (weir status --claims; docs/workers.md).
+	Backfill *BackfillStatus `json:"backfill,omitempty"`
+	Error    string          `json:"error,omitempty"`
 	// Err is the error behind Error, for the exit code (bad input: 2).
 	Err error `json:"-"`
 }
@@ -157,6 +160,9 @@ func transferSource(ctx context.Context, src routes.Source, dst routes.Destinati
 		return ss, err
 	}
 	w, err := incremental.Watermark(src, dst, x.Cursor)(ctx, info, tableRef(to))
+	if errors.Is(err, incremental.ErrBackfill) {
+		err = nil // the lag from the table's offset; weir status --claims shows the buckets
+	}
 	ss.Cursor = w.Cursor
 	if err == nil {
 		ss.Lag, err = incremental.CountLag(ctx, src, info, w.Cursor, w.After, w.Until)

@@ -64,6 +64,9 @@ func (st *stage) commit(ctx context.Context, state routes.State) error {
 		return err
 	}
 	becomes := !exists || st.opts.Mode == routes.ModeReplace
+	if st.shared && becomes {
+		return fmt.Errorf("%w: %s is gone: a shared stage does not create it", routes.ErrNotFound, st.dest)
+	}
 	if becomes {
 		if err := st.addPrimaryKey(ctx); err != nil {
 			return err
@@ -73,12 +76,20 @@ func (st *stage) commit(ctx context.Context, state routes.State) error {
 		if err := routes.Checkpoint("commit"); err != nil {
 			return err
 		}
+		if st.fenced { // the compare-and-set first: a fenced commit writes nothing
+			if err := casState(ctx, tx, st.dest, state, st.prev); err != nil {
+				return err
+			}
+		}
 		if err := st.apply(ctx, tx, exists, becomes); err != nil {
 			return err
 		}
+		if st.fenced {
+			return nil
+		}
 		return saveState(ctx, tx, st.dest, state)
 	})
-	if isDependencyErr(err) && st.opts.Mode == routes.ModeReplace {
+	if isDependencyErr(err) && !st.fenced && st.opts.Mode == routes.ModeReplace {
 		// Views depend on the table, so it cannot be dropped: replace its
 		// rows instead, still in one transaction.
 		err = st.inTx(ctx, func(tx pgx.Tx) error {
@@ -94,6 +105,19 @@ func (st *stage) commit(ctx context.Context, state routes.State) error {
 	st.done = true
 	st.lock.release(ctx)
 	return nil
+}
+
+var _ routes.FencedStage = (*stage)(nil)
+
+// CommitIf is Commit with a compare-and-set on the state it replaces
+// (routes.FencedStage), in the commit's transaction: the state row of
+// state.SourceID must be prev's (Watermark and Position), or absent when
+// prev is nil. Concurrent commits with the same prev queue on the row
+// (READ COMMITTED re-checks the condition after the first commits), so
+// exactly one of them commits.
+func (st *stage) CommitIf(ctx context.Context, state routes.State, prev *routes.State) error {
+	st.fenced, st.prev = true, prev
+	return st.Commit(ctx, state)
 }
 
 func (st *stage) apply(ctx context.Context, tx pgx.Tx, exists, becomes bool) error {

@@ -24,8 +24,9 @@ WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
   AND ((l.classid::int8 << 32) | l.objid::int8) = ` + lockKeySQL + ` LIMIT 1`
 
 type tableLock struct {
-	conn *pgxpool.Conn
-	key  string
+	conn   *pgxpool.Conn
+	key    string
+	shared bool // taken with pg_try_advisory_lock_shared (PrepareShared)
 }
 
 func lockName(runID string, since time.Time) string {
@@ -34,15 +35,17 @@ func lockName(runID string, since time.Time) string {
 
 var lockNameRE = regexp.MustCompile(`^weir run (\S+) since (\S+)$`)
 
-// acquireLock takes the table's lock or returns a *routes.LockedError.
-func (e *Endpoint) acquireLock(ctx context.Context, table routes.TableRef, runID string) (*tableLock, error) {
+// acquireLock takes the table's lock — in shared mode for the workers of
+// a backfill (shared holders coexist; an exclusive one excludes them all)
+// — or returns a *routes.LockedError.
+func (e *Endpoint) acquireLock(ctx context.Context, table routes.TableRef, runID string, shared bool) (*tableLock, error) {
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	key := ident(table)
 	var ok bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockKeySQL+`)`, key).Scan(&ok); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock`+sharedSuffix(shared)+`(`+lockKeySQL+`)`, key).Scan(&ok); err != nil {
 		conn.Release()
 		return nil, fmt.Errorf("lock %s: %w", table, err)
 	}
@@ -54,7 +57,14 @@ func (e *Endpoint) acquireLock(ctx context.Context, table routes.TableRef, runID
 		conn.Release() // closing the session frees the lock
 		return nil, err
 	}
-	return &tableLock{conn: conn, key: key}, nil
+	return &tableLock{conn: conn, key: key, shared: shared}, nil
+}
+
+func sharedSuffix(shared bool) string {
+	if shared {
+		return "_shared"
+	}
+	return ""
 }
 
 func (e *Endpoint) lockedError(ctx context.Context, table routes.TableRef) error {
@@ -74,7 +84,7 @@ func (l *tableLock) release(ctx context.Context) {
 	if l == nil || l.conn == nil {
 		return
 	}
-	_, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lockKeySQL+`)`, l.key)
+	_, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock`+sharedSuffix(l.shared)+`(`+lockKeySQL+`)`, l.key)
 	if err == nil {
 		_, err = l.conn.Exec(ctx, "RESET application_name")
 	}

@@ -39,6 +39,32 @@ func stageName(table, runID string) string {
 // Prepare locks the destination table, drops stale staging tables, and
 // creates this run's staging table with the source's columns.
 func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts routes.WriteOptions) (routes.Stage, error) {
+	st, err := e.prepare(ctx, info, opts, false)
+	if err != nil {
+		return nil, err // not a nil *stage in a non-nil interface
+	}
+	return st, nil
+}
+
+var _ routes.SharedDestination = (*Endpoint)(nil)
+
+// PrepareShared is Prepare for one of the workers sharing a backfill
+// (routes.SharedDestination): the table's lock in shared mode, no stale
+// staging tables dropped (the other workers' are live; the next exclusive
+// Prepare drops those a killed worker left), and the table must exist with
+// the source's columns: the commit neither creates nor alters it.
+func (e *Endpoint) PrepareShared(ctx context.Context, info *routes.TableInfo, opts routes.WriteOptions) (routes.FencedStage, error) {
+	if opts.Mode != routes.ModeAppend && opts.Mode != routes.ModeMerge {
+		return nil, fmt.Errorf("%w: postgres destination: a shared stage appends or merges, not %s", routes.ErrUnsupported, opts.Mode)
+	}
+	st, err := e.prepare(ctx, info, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (e *Endpoint) prepare(ctx context.Context, info *routes.TableInfo, opts routes.WriteOptions, shared bool) (*stage, error) {
 	dest, err := e.destRef(ctx, opts.Table)
 	if err != nil {
 		return nil, err
@@ -49,11 +75,11 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 	if err := routes.CheckColumnNames(info, columnRule); err != nil {
 		return nil, err
 	}
-	lock, err := e.acquireLock(ctx, dest, opts.RunID)
+	lock, err := e.acquireLock(ctx, dest, opts.RunID, shared)
 	if err != nil {
 		return nil, err
 	}
-	st := &stage{e: e, info: info, opts: opts, dest: dest, lock: lock,
+	st := &stage{e: e, info: info, opts: opts, dest: dest, lock: lock, shared: shared,
 		table: routes.TableRef{Schema: dest.Schema, Name: stageName(dest.Name, opts.RunID)}}
 	if opts.Fresh {
 		if err := st.checkFresh(ctx); err != nil {
@@ -61,7 +87,13 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 			return nil, err
 		}
 	}
-	if err := st.create(ctx); err != nil {
+	if shared {
+		err = st.checkShared(ctx)
+	}
+	if err == nil {
+		err = st.create(ctx)
+	}
+	if err != nil {
 		st.Abort(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("prepare %s: %w", dest, err)
 	}
@@ -69,7 +101,23 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 		st.Abort(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if shared && len(st.drift) > 0 {
+		st.Abort(context.WithoutCancel(ctx))
+		return nil, routes.BadInput("%s: the source %s has columns the destination lacks (%s): it changed since the backfill was planned; finish or forget the plan, then run the task once", dest, info.Ref, st.drift[0])
+	}
 	return st, nil
+}
+
+// checkShared: a shared stage writes into an existing table only.
+func (st *stage) checkShared(ctx context.Context) error {
+	exists, err := st.destExists(ctx)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return fmt.Errorf("%w: %s does not exist; the backfill's plan creates it (weir backfill)", routes.ErrNotFound, st.dest)
+	}
+	return nil
 }
 
 // destRef fills in the schema of an unqualified destination (current_schema()).
@@ -112,6 +160,11 @@ type stage struct {
 	lock  *tableLock
 	drift []string // ALTER TABLEs the commit runs first (drift.go)
 	done  bool
+	// shared: one of a backfill's worker stages (PrepareShared)
+	shared bool
+	// fenced: Commit is CommitIf's, a compare-and-set with prev
+	fenced bool
+	prev   *routes.State
 }
 
 // checkFresh refuses a table weir is to create when one of that name is
@@ -125,8 +178,10 @@ func (st *stage) checkFresh(ctx context.Context) error {
 }
 
 func (st *stage) create(ctx context.Context) error {
-	if err := st.dropStale(ctx); err != nil {
-		return err
+	if !st.shared {
+		if err := st.dropStale(ctx); err != nil {
+			return err
+		}
 	}
 	if err := st.checkMergeKey(ctx); err != nil {
 		return err

@@ -64,6 +64,28 @@ ON CONFLICT (dest_table, source) DO UPDATE SET cursor_column = EXCLUDED.cursor_c
 	return nil
 }
 
+// casState saves s only if the saved state of s.SourceID is prev (nil:
+// none), else routes.ErrFenced (CommitIf).
+func casState(ctx context.Context, tx pgx.Tx, dest routes.TableRef, s routes.State, prev *routes.State) error {
+	t := ident(routes.TableRef{Schema: dest.Schema, Name: StateTable})
+	args := []any{dest.Name, s.SourceID, s.Cursor, s.Watermark, s.Position, s.RunID, s.Rows}
+	q := fmt.Sprintf(`INSERT INTO %s (dest_table, source, cursor_column, watermark, position, run_id, rows)
+VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (dest_table, source) DO NOTHING`, t)
+	if prev != nil {
+		q = fmt.Sprintf(`UPDATE %s SET cursor_column = $3, watermark = $4, position = $5, run_id = $6, rows = $7, updated_at = now()
+WHERE dest_table = $1 AND source = $2 AND watermark = $8 AND position = $9`, t)
+		args = append(args, prev.Watermark, prev.Position)
+	}
+	tag, err := tx.Exec(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("state %s of %s: %w", s.SourceID, dest, routes.ErrFenced)
+	}
+	return nil
+}
+
 // LoadState returns what the last commit into table from sourceID saved.
 func (e *Endpoint) LoadState(ctx context.Context, table routes.TableRef, sourceID string) (routes.State, bool, error) {
 	table, err := e.destRef(ctx, table)

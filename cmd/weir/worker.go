@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirhq/weir/claims"
+	"github.com/weirhq/weir/runner"
+)
+
+func init() { commands = append(commands, newBackfillCmd, newWorkerCmd) }
+
+func newBackfillCmd() *cobra.Command {
+	var file, task, store string
+	var shards int
+	cmd := &cobra.Command{
+		Use:   "backfill --task NAME --shards N --claims URL -f weir.yaml",
+		Short: "Cut a transfer task's backlog into N buckets for weir worker",
+		Long: `Backfill plans a transfer task's backlog for several workers (docs/workers.md):
+under the destination's lock it fixes the window from the table's committed
+offset to the integer cursor's maximum now, cuts it into N contiguous buckets
+of equal cursor width, commits the plan into the destination as the table's
+state (creating the table if needed), and plans the N buckets in the claim
+store (postgres://…[?schema=NAME] or sqlite:///path). Until the workers
+finish, an ordinary run of the task is refused as locked (exit 75). A plan
+already under way is kept; another N is refused. It prints the plan as JSON.
+Only an append or merge transfer of one table with an integer cursor, into
+PostgreSQL, can be cut (a merge only on its cursor); anything else is bad
+input (exit 2). Exit codes: 0 planned (or nothing to backfill), 1 failure,
+2 bad input, 75 the destination is locked by another run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := required("--task", task); err != nil {
+				return err
+			}
+			if err := required("--claims", store); err != nil {
+				return err
+			}
+			r, s, err := openWorker(cmd, file, store)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			defer s.Close()
+			res, err := r.Backfill(cmd.Context(), task, s, shards)
+			return printBackfill(cmd.OutOrStdout(), res, err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
+	f.StringVar(&task, "task", "", "the transfer task to plan (required)")
+	f.IntVar(&shards, "shards", 4, "buckets to cut the backlog into")
+	f.StringVar(&store, "claims", "", "the claim store: postgres://… or sqlite:///path (required)")
+	return cmd
+}
+
+func newWorkerCmd() *cobra.Command {
+	var file, task, store string
+	var opts runner.WorkOptions
+	cmd := &cobra.Command{
+		Use:   "worker --task NAME --claims URL -f weir.yaml [--wait]",
+		Short: "Claim and copy the buckets of a backfill until none is left",
+		Long: `Worker claims the free buckets of the task's backfill plan (weir backfill)
+from the claim store one after another, renews its lease in the background,
+and copies each bucket in chunks of --chunk-keys cursor values; every chunk
+is committed with the bucket's progress in the destination's own commit, by
+a compare-and-set, so a bucket resumes after its last commit whoever claims
+it next, and a worker whose bucket was taken over (its lease expired) has
+its commits refused and leaves the bucket. The worker that finds every
+bucket done commits the plan's head as the task's offset: later runs of the
+task continue from there. SIGTERM aborts the chunk under way (never
+committed) and frees the bucket. It prints what it did as JSON.
+Exit codes: 0 the task is caught up (every bucket done, or no backfill under
+way), 1 failure, 2 bad input (a task that cannot be cut), 75 every unfinished
+bucket is held by another live worker (retry later, or run with --wait, which
+waits for them and takes over a dead worker's bucket when its lease ends) or
+the destination is locked by another run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := required("--task", task); err != nil {
+				return err
+			}
+			if err := required("--claims", store); err != nil {
+				return err
+			}
+			if opts.Owner == "" {
+				host, _ := os.Hostname()
+				opts.Owner = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), globals.runID)
+			}
+			r, s, err := openWorker(cmd, file, store)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			defer s.Close()
+			res, err := r.Work(cmd.Context(), task, s, opts)
+			return printBackfill(cmd.OutOrStdout(), res, err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
+	f.StringVar(&task, "task", "", "the transfer task whose backfill to work on (required)")
+	f.StringVar(&store, "claims", "", "the claim store: postgres://… or sqlite:///path (required)")
+	f.StringVar(&opts.Owner, "owner", "", "this worker's name in the claim store (default host:pid:run id)")
+	f.DurationVar(&opts.Lease, "lease", 30*time.Second, "a claim's lease; renewed every third of it")
+	f.Int64Var(&opts.ChunkKeys, "chunk-keys", 100_000, "cursor values a commit covers")
+	f.BoolVar(&opts.Wait, "wait", false, "wait for buckets other workers hold instead of exiting 75")
+	return cmd
+}
+
+func openWorker(cmd *cobra.Command, file, store string) (*runner.Runner, claims.Store, error) {
+	r, err := loadRunner(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := claims.Open(cmd.Context(), store)
+	if err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	return r, s, nil
+}
+
+func printBackfill(w io.Writer, res runner.BackfillResult, err error) error {
+	if jerr := json.NewEncoder(w).Encode(res); jerr != nil && err == nil {
+		return jerr
+	}
+	return err
+}
