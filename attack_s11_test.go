@@ -1,6 +1,7 @@
 package weir_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -51,5 +52,45 @@ func TestAttackS11_MySQLColumnOutsideBMP(t *testing.T) {
 	}
 	if n := dst.Query(t, ctx, tablesIn(dst)); n != "0" {
 		t.Fatalf("refused, yet %s tables were created in %s", n, dst.Schema)
+	}
+}
+
+// TestAttackS11_SourceColumnNamedLikeWeirs: a source column named as one
+// of the columns weir adds to a ClickHouse replica (_weir_version,
+// _weir_deleted) cannot land as named there: the run must be refused as
+// bad input naming it, or land the source's values under that name —
+// never mix them with weir's bookkeeping.
+func TestAttackS11_SourceColumnNamedLikeWeirs(t *testing.T) {
+	for _, col := range []string{"_weir_deleted", "_weir_version"} {
+		t.Run(col, func(t *testing.T) {
+			ctx := routestest.Context(t, 2*time.Minute)
+			src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "clickhouse")
+			src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+` (id bigint PRIMARY KEY, "`+col+`" bigint)`)
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 7), (2, 7)")
+			opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestTable: dst.Schema + ".t", Mode: routes.ModeLogBased}
+			t.Cleanup(func() {
+				err := weir.ResetLogBased(context.WithoutCancel(ctx), src.URL, dst.URL, opts)
+				t.Logf("reset: %v; slots now: %s", err, src.Query(t, context.WithoutCancel(ctx), "SELECT string_agg(slot_name, ',') FROM pg_replication_slots"))
+			})
+			_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+			if err != nil {
+				if hit := cdctest.Failed(err, src.Schema+".t"); hit == nil || !errors.Is(hit, routes.ErrBadInput) || !strings.Contains(hit.Error(), col) {
+					t.Fatalf("got %v, want either the rows or bad input (exit 2) naming column %q", err, col)
+				}
+				return
+			}
+			src.Exec(t, ctx, "UPDATE "+src.Table("t")+" SET id = id WHERE id = 1")
+			if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+				if hit := cdctest.Failed(err, src.Schema+".t"); hit == nil || !errors.Is(hit, routes.ErrBadInput) || !strings.Contains(hit.Error(), col) {
+					t.Fatalf("second run: %v, want either the rows or bad input (exit 2) naming column %q", err, col)
+				}
+				return
+			}
+			got := dst.Query(t, ctx, "SELECT arrayStringConcat(groupArray(toString(tuple(*))), ' ') FROM (SELECT * FROM "+dst.Live(t, ctx, "t")+" ORDER BY id)")
+			t.Logf("replica: %s", got)
+			if n := dst.Query(t, ctx, "SELECT toString(count()) FROM "+dst.Live(t, ctx, "t")); n != "2" {
+				t.Fatalf("the replica has %s live rows, want 2 (%s)", n, got)
+			}
+		})
 	}
 }

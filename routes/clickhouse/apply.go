@@ -70,6 +70,15 @@ func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[ro
 // Prepare) and refuses an existing table that is not one.
 func (e *Endpoint) EnsureReplica(ctx context.Context, t *cdc.Table) error {
 	dest := e.ref(t.Dest)
+	if t.Info != nil {
+		for _, c := range t.Info.Columns {
+			if c.Name == ColVersion || c.Name == ColDeleted {
+				return &routes.ProbeError{Table: t.Source.String(), Column: c.Name,
+					Problem: "a ClickHouse replica adds a column of this name (" + ColVersion + ", " + ColDeleted + ")",
+					Hint:    "rename the source column, or capture the table as a changelog (--changelog)"}
+			}
+		}
+	}
 	if err := e.createDatabase(ctx, dest); err != nil {
 		return fmt.Errorf("replica %s: %w", dest, err)
 	}
