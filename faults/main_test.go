@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/postgres/postgrestest"
 )
 
 // weirBin is the weir binary TestMain builds, with the test's build flags.
@@ -48,6 +49,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build weir:", err)
 		os.Exit(1)
 	}
+	postgrestest.UseOwnDatabase("weir_pkg_faults")
 	code := m.Run()
 	os.RemoveAll(dir)
 	fmt.Printf("%d passed, %d failed\n", passed.Load(), failed.Load())

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/postgres/postgrestest"
 )
 
 // childEnv carries a Config (JSON) to the child process of
@@ -25,6 +26,7 @@ func TestMain(m *testing.M) {
 	if raw := os.Getenv(childEnv); raw != "" {
 		os.Exit(childRun(raw))
 	}
+	postgrestest.UseOwnDatabase("weir_pkg_pgwal")
 	os.Exit(m.Run())
 }
 

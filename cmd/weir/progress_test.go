@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 		os.Args = append([]string{"weir"}, args...)
 		main()
 	}
+	postgrestest.UseOwnDatabase("weir_pkg_cmd")
 	os.Exit(m.Run())
 }
 
