@@ -147,37 +147,17 @@ func TestNames_Columns(t *testing.T) {
 				if hit := cdctest.Failed(err, src.Schema+".t"); hit == nil || !errors.Is(hit, routes.ErrBadInput) || !strings.Contains(hit.Error(), c.refuse) {
 					t.Fatalf("%s: %v, want bad input (exit 2) naming column %q", mode, err, c.refuse)
 				}
-				if n := dst.Query(t, ctx, tablesIn(dst)); n != "0" {
+				if n := dst.Query(t, ctx, dst.CountSQL("", "")); n != "0" {
 					t.Fatalf("%s: refused, yet %s tables were created in %s", mode, n, dst.Schema)
 				}
 			}
 			if c.check != "" {
-				if got := dst.Query(t, ctx, columnCount(dst, c.check)); got != "1" {
+				if got := dst.Query(t, ctx, dst.CountSQL("t", c.check)); got != "1" {
 					t.Fatalf("destination has %s columns named %q, want 1", got, c.check)
 				}
 			}
 		})
 	}
-}
-
-func tablesIn(d *cdctest.DB) string {
-	switch d.Kind {
-	case "clickhouse":
-		return fmt.Sprintf("SELECT toString(count()) FROM system.tables WHERE database = '%s'", d.Schema)
-	case "mysql":
-		return fmt.Sprintf("SELECT count(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%s'", d.Schema)
-	}
-	return fmt.Sprintf("SELECT count(*) FROM information_schema.tables WHERE table_schema = '%s'", d.Schema)
-}
-
-func columnCount(d *cdctest.DB, col string) string {
-	switch d.Kind {
-	case "clickhouse":
-		return fmt.Sprintf("SELECT toString(count()) FROM system.columns WHERE database = '%s' AND table = 't' AND name = '%s'", d.Schema, col)
-	case "mysql":
-		return fmt.Sprintf("SELECT count(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = 't' AND COLUMN_NAME = '%s'", d.Schema, col)
-	}
-	return fmt.Sprintf("SELECT count(*) FROM information_schema.columns WHERE table_schema = '%s' AND table_name = 't' AND column_name = '%s'", d.Schema, col)
 }
 
 // TestNames_ColumnAddedToCapture: a column the source gains while it is

@@ -89,7 +89,7 @@ func (p *plants) check(t *testing.T, ctx context.Context, step string) {
 		if p.db.Kind == "clickhouse" {
 			q = fmt.Sprintf("SELECT toString(count()) FROM %s WHERE v = 1", p.db.Table(n))
 		}
-		exists := p.db.Query(t, ctx, existsSQL(p.db, n))
+		exists := p.db.Query(t, ctx, p.db.CountSQL(n, ""))
 		if exists != "1" {
 			t.Errorf("%s: the user's %s is gone", step, n)
 			continue
@@ -98,16 +98,6 @@ func (p *plants) check(t *testing.T, ctx context.Context, step string) {
 			t.Errorf("%s: the user's %s holds %s rows with v = 1, want 1", step, n, got)
 		}
 	}
-}
-
-func existsSQL(d *cdctest.DB, name string) string {
-	switch d.Kind {
-	case "clickhouse":
-		return fmt.Sprintf("SELECT toString(count()) FROM system.tables WHERE database = '%s' AND name = '%s'", d.Schema, name)
-	case "mysql":
-		return fmt.Sprintf("SELECT count(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME = '%s'", d.Schema, name)
-	}
-	return fmt.Sprintf("SELECT count(*) FROM information_schema.tables WHERE table_schema = '%s' AND table_name = '%s'", d.Schema, name)
 }
 
 // TestOwnership_PlantedArtifactsSurvive: user tables and views named like

@@ -218,3 +218,29 @@ func (d *DB) LogOps(t testing.TB, ctx context.Context, table, keyExpr string, wi
 	}
 	return strings.Split(s, ",")
 }
+
+// CountSQL is a query for how many catalog entries of the test's schema
+// match: its tables (table and column ""), one table (column ""), or one
+// column of a table, as text, in the kind's own catalog.
+func (d *DB) CountSQL(table, column string) string {
+	count, from, schemaCol, tableCol, columnCol := "count(*)", "information_schema.tables", "table_schema", "table_name", "column_name"
+	switch d.Kind {
+	case "clickhouse":
+		count, from, schemaCol, tableCol, columnCol = "toString(count())", "system.tables", "database", "name", "name"
+		if column != "" {
+			from, tableCol = "system.columns", "table"
+		}
+	default:
+		if column != "" {
+			from = "information_schema.columns"
+		}
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s = '%s'", count, from, schemaCol, d.Schema)
+	if table != "" {
+		q += fmt.Sprintf(" AND %s = '%s'", tableCol, table)
+	}
+	if column != "" {
+		q += fmt.Sprintf(" AND %s = '%s'", columnCol, column)
+	}
+	return q
+}

@@ -16,7 +16,7 @@ import (
 func init() { commands = append(commands, newBackfillCmd, newWorkerCmd) }
 
 func newBackfillCmd() *cobra.Command {
-	var file, task, store string
+	var a claimArgs
 	var shards int
 	cmd := &cobra.Command{
 		Use:   "backfill --task NAME --shards N --claims URL -f weir.yaml",
@@ -35,32 +35,23 @@ input (exit 2). Exit codes: 0 planned (or nothing to backfill), 1 failure,
 2 bad input, 75 the destination is locked by another run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := required("--task", task); err != nil {
-				return err
-			}
-			if err := required("--claims", store); err != nil {
-				return err
-			}
-			r, s, err := openWorker(cmd, file, store)
+			r, s, err := a.open(cmd)
 			if err != nil {
 				return err
 			}
 			defer r.Close()
 			defer s.Close()
-			res, err := r.Backfill(cmd.Context(), task, s, shards)
+			res, err := r.Backfill(cmd.Context(), a.task, s, shards)
 			return printBackfill(cmd.OutOrStdout(), res, err)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
-	f.StringVar(&task, "task", "", "the transfer task to plan (required)")
-	f.IntVar(&shards, "shards", 4, "buckets to cut the backlog into")
-	f.StringVar(&store, "claims", "", "the claim store: postgres://… or sqlite:///path (required)")
+	a.bind(cmd, "the transfer task to plan (required)")
+	cmd.Flags().IntVar(&shards, "shards", 4, "buckets to cut the backlog into")
 	return cmd
 }
 
 func newWorkerCmd() *cobra.Command {
-	var file, task, store string
+	var a claimArgs
 	var opts runner.WorkOptions
 	cmd := &cobra.Command{
 		Use:   "worker --task NAME --claims URL -f weir.yaml [--wait]",
@@ -82,30 +73,22 @@ waits for them and takes over a dead worker's bucket when its lease ends) or
 the destination is locked by another run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := required("--task", task); err != nil {
-				return err
-			}
-			if err := required("--claims", store); err != nil {
-				return err
-			}
 			if opts.Owner == "" {
 				host, _ := os.Hostname()
 				opts.Owner = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), globals.runID)
 			}
-			r, s, err := openWorker(cmd, file, store)
+			r, s, err := a.open(cmd)
 			if err != nil {
 				return err
 			}
 			defer r.Close()
 			defer s.Close()
-			res, err := r.Work(cmd.Context(), task, s, opts)
+			res, err := r.Work(cmd.Context(), a.task, s, opts)
 			return printBackfill(cmd.OutOrStdout(), res, err)
 		},
 	}
+	a.bind(cmd, "the transfer task whose backfill to work on (required)")
 	f := cmd.Flags()
-	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
-	f.StringVar(&task, "task", "", "the transfer task whose backfill to work on (required)")
-	f.StringVar(&store, "claims", "", "the claim store: postgres://… or sqlite:///path (required)")
 	f.StringVar(&opts.Owner, "owner", "", "this worker's name in the claim store (default host:pid:run id)")
 	f.DurationVar(&opts.Lease, "lease", 30*time.Second, "a claim's lease; renewed every third of it")
 	f.Int64Var(&opts.ChunkKeys, "chunk-keys", 100_000, "cursor values a commit covers")
@@ -113,12 +96,31 @@ the destination is locked by another run.`,
 	return cmd
 }
 
-func openWorker(cmd *cobra.Command, file, store string) (*runner.Runner, claims.Store, error) {
-	r, err := loadRunner(file)
+// claimArgs are the flags backfill and worker share: the dagfile, the
+// task and the claim store.
+type claimArgs struct{ file, task, store string }
+
+func (a *claimArgs) bind(cmd *cobra.Command, taskUsage string) {
+	f := cmd.Flags()
+	f.StringVarP(&a.file, "file", "f", "weir.yaml", "the dagfile")
+	f.StringVar(&a.task, "task", "", taskUsage)
+	f.StringVar(&a.store, "claims", "", "the claim store: postgres://… or sqlite:///path (required)")
+}
+
+// open checks the required flags and opens the dagfile's runner and the
+// claim store.
+func (a *claimArgs) open(cmd *cobra.Command) (*runner.Runner, claims.Store, error) {
+	if err := required("--task", a.task); err != nil {
+		return nil, nil, err
+	}
+	if err := required("--claims", a.store); err != nil {
+		return nil, nil, err
+	}
+	r, err := loadRunner(a.file)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := claims.Open(cmd.Context(), store)
+	s, err := claims.Open(cmd.Context(), a.store)
 	if err != nil {
 		r.Close()
 		return nil, nil, err
