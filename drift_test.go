@@ -196,3 +196,66 @@ func TestDrift_IcebergPromotes(t *testing.T) {
 		t.Fatalf("the refused run changed the table: %s", again)
 	}
 }
+
+// TestDrift_LossyCastRefused: between two append (or merge) runs the
+// source's column changes to a type whose values the destination's column
+// would round, cut or reinterpret through the insert's cast (1.5 into an
+// integer, a double into numeric(10,2), microseconds into timestamp(3) is
+// widened instead, a timestamp into a date). Each lossy change is refused
+// with bad input naming the column, the destination unchanged; each exact
+// one lands value for value.
+func TestDrift_LossyCastRefused(t *testing.T) {
+	cases := []struct {
+		name, before, after, value string
+		lossy                      bool
+		want                       string // exact: the destination's rendering of value
+	}{
+		{"double into integer", "integer", "double precision", "1.5", true, ""},
+		{"double into numeric", "numeric(10,2)", "double precision", "1.255", true, ""},
+		{"numeric scale into integer", "integer", "numeric(10,2)", "2.75", true, ""},
+		{"bigint into double", "double precision", "bigint", "9007199254740993", true, ""},
+		{"timestamp into date", "date", "timestamp", "'2024-01-01 10:30:00'", true, ""},
+		{"timestamptz into timestamp", "timestamp", "timestamptz", "'2024-01-01 10:30:00+05'", true, ""},
+		{"integer into boolean", "boolean", "integer", "2", true, ""},
+		{"integer into bigint", "bigint", "integer", "2147483647", false, "2147483647"},
+		{"integer into numeric", "numeric(12,2)", "integer", "-2147483648", false, "-2147483648.00"},
+		{"real into double", "double precision", "real", "1.5", false, "1.5"},
+		{"date into timestamp", "timestamp", "date", "'2024-02-29'", false, "2024-02-29 00:00:00"},
+		{"anything into text", "text", "double precision", "0.30000000000000004", false, "0.30000000000000004"},
+		{"timestamp precision grows", "timestamp(3)", "timestamp(6)", "'2024-01-01 10:30:00.123456'", false, "2024-01-01 10:30:00.123456"},
+	}
+	kinds := []string{"postgres"}
+	for _, kind := range kinds {
+		for _, c := range cases {
+			t.Run(kind+"/"+c.name, func(t *testing.T) {
+				ctx := routestest.Context(t, 2*time.Minute)
+				src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, kind)
+				src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, v "+c.before+")")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, NULL)")
+				opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeAppend, Cursor: "id"}
+				if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+					t.Fatal(err)
+				}
+				src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN v TYPE "+c.after+" USING NULL")
+				src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (2, "+c.value+")")
+				before := driftRows(t, dst, ctx, "id", "v")
+				_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+				if c.lossy {
+					if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), `"v"`) && !strings.Contains(err.Error(), ".v") && !strings.Contains(err.Error(), "column v") {
+						t.Fatalf("%s → %s: err = %v, want bad input naming column v", c.before, c.after, err)
+					}
+					if after := driftRows(t, dst, ctx, "id", "v"); after != before {
+						t.Fatalf("the refused run changed the destination:\n %s\n was %s", after, before)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("%s → %s: %v", c.before, c.after, err)
+				}
+				if d := driftRows(t, dst, ctx, "id", "v"); d != "1:NULL,2:"+c.want {
+					t.Fatalf("%s → %s: destination %s, want 1:NULL,2:%s", c.before, c.after, d, c.want)
+				}
+			})
+		}
+	}
+}

@@ -198,9 +198,80 @@ func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, error) {
 		}
 		if to, ok := widenType(d.typ, s.typ); ok {
 			alters = append(alters, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(dest), quoteIdent(s.name), to))
+		} else if !holds(d.typ, s.typ) {
+			return nil, &routes.ProbeError{Table: dest.String(), Column: s.name,
+				Problem: fmt.Sprintf("the source's column is now %s and the destination's is %s, which would round or cut its values", s.typ, d.typ),
+				Hint: fmt.Sprintf("change the destination first (ALTER TABLE %s ALTER COLUMN %s TYPE %s), or start it over (--mode replace; weir reset for log_based)",
+					ident(dest), quoteIdent(s.name), s.typ)}
 		}
 	}
 	return alters, nil
+}
+
+// holds reports whether a dest column stores every value of type src
+// exactly, or fails loudly on one it cannot (an integer too large for a
+// numeric(p,s), a string longer than a varchar(n)). It is asked after
+// widenType, so widenings are already planned. An assignment cast that
+// rounds (1.5 into an integer, a double into a numeric, microseconds into
+// timestamp(3)) or changes a value's meaning (timestamp into timestamptz)
+// does not hold. Types typeFamily does not group are left to the insert.
+func holds(dest, src string) bool {
+	df, sf := typeFamily(dest), typeFamily(src)
+	switch {
+	case dest == src, df == "" || sf == "":
+		return true
+	case dest == "text" || dest == "character varying":
+		return true // every value has an exact text form
+	case df == "number" && sf == "number":
+		return numberHolds(dest, src)
+	case df != sf:
+		return sf == "date" && df == "timestamp" // midnight, exact
+	case df == "time" || df == "timetz" || df == "timestamp" || df == "timestamptz":
+		return timePrecision(dest) >= timePrecision(src)
+	case df == "interval":
+		return dest == "interval" // interval(p) or fields drop parts of a value
+	}
+	return true // one family: text (a narrower one fails loudly), json, bool, bytea, uuid
+}
+
+// numberHolds is holds for two numeric types.
+func numberHolds(dest, src string) bool {
+	switch {
+	case intRank[src] > 0:
+		switch dest {
+		case "real":
+			return src == "smallint"
+		case "double precision":
+			return src != "bigint" // 2^53 + 1 has no double
+		}
+		return true // a wider integer, or a numeric that fails loudly on overflow
+	case src == "real":
+		return dest == "double precision"
+	case src == "double precision":
+		return false // a double's digits are not a numeric's (0.1 + 0.2 → 0.3) nor an integer's
+	}
+	// src is numeric or numeric(p,s)
+	m := numericRE.FindStringSubmatch(src)
+	switch {
+	case intRank[dest] > 0:
+		return m != nil && m[2] == "0"
+	case dest == "real":
+		return m != nil && atoi(m[1]) <= 6
+	case dest == "double precision":
+		return m != nil && atoi(m[1]) <= 15 // DBL_DIG: every 15-digit decimal round trips
+	}
+	return true // numeric into numeric: widenType widened what it must
+}
+
+var timeRE = regexp.MustCompile(`^(?:timestamp|time)(?:\((\d)\))? with(?:out)? time zone$`)
+
+// timePrecision is a time or timestamp type's fractional digits (6 when
+// format_type names none).
+func timePrecision(typ string) int {
+	if m := timeRE.FindStringSubmatch(typ); m != nil && m[1] != "" {
+		return atoi(m[1])
+	}
+	return 6
 }
 
 var (
@@ -236,6 +307,9 @@ func widenType(dest, src string) (string, bool) {
 	}
 	if dr, sr := intRank[dest], intRank[src]; dr > 0 && sr > dr {
 		return src, true
+	}
+	if f := typeFamily(dest); (f == "timestamp" || f == "timestamptz" || f == "time" || f == "timetz") && f == typeFamily(src) && timePrecision(src) > timePrecision(dest) {
+		return src, true // more fractional digits
 	}
 	return "", false
 }

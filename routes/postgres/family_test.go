@@ -35,3 +35,42 @@ func TestTypeFamily(t *testing.T) {
 		}
 	}
 }
+
+// TestHolds: after widenType, which destination types keep every value of
+// a source type exactly (or fail loudly), and which would round, cut or
+// change its meaning through the insert's assignment cast.
+func TestHolds(t *testing.T) {
+	exact := [][2]string{ // {dest, src}
+		{"bigint", "integer"}, {"bigint", "smallint"}, {"numeric(12,2)", "integer"}, {"numeric", "bigint"},
+		{"double precision", "integer"}, {"double precision", "real"}, {"real", "smallint"},
+		{"double precision", "numeric(15,3)"}, {"real", "numeric(6,2)"}, {"integer", "numeric(9,0)"},
+		{"numeric", "numeric(12,4)"}, {"text", "double precision"}, {"character varying", "timestamp with time zone"},
+		{"text", "character varying(20)"}, {"character varying(5)", "text"}, // a longer value fails loudly
+		{"timestamp without time zone", "date"}, {"timestamp(6) without time zone", "timestamp(3) without time zone"},
+		{"timestamp with time zone", "timestamp(6) with time zone"}, {"jsonb", "json"}, {"interval", "interval second(3)"},
+		{"point", "text"}, {"integer[]", "bigint[]"}, // not grouped: left to the insert
+	}
+	for _, p := range exact {
+		if !holds(p[0], p[1]) {
+			t.Errorf("%s holds %s: got false, want true", p[0], p[1])
+		}
+	}
+	lossy := [][2]string{
+		{"integer", "double precision"}, {"bigint", "real"}, {"numeric(10,2)", "double precision"}, {"numeric", "real"},
+		{"integer", "numeric(10,2)"}, {"bigint", "numeric"}, {"real", "double precision"}, {"real", "integer"},
+		{"double precision", "bigint"}, {"double precision", "numeric(16,2)"}, {"double precision", "numeric"},
+		{"date", "timestamp without time zone"}, {"timestamp with time zone", "timestamp without time zone"},
+		{"timestamp without time zone", "timestamp with time zone"}, {"timestamp with time zone", "date"},
+		{"timestamp(3) without time zone", "timestamp without time zone"}, {"time(0) without time zone", "time(6) without time zone"},
+		{"interval second(0)", "interval"}, {"integer", "boolean"}, {"boolean", "integer"}, {"bytea", "text"}, {"integer", "text"},
+	}
+	for _, p := range lossy {
+		if holds(p[0], p[1]) {
+			t.Errorf("%s holds %s: got true, want false", p[0], p[1])
+		}
+	}
+	// a fractional precision that grows is widened, never refused
+	if to, ok := widenType("timestamp(3) without time zone", "timestamp without time zone"); !ok || to != "timestamp without time zone" {
+		t.Errorf("widenType(timestamp(3), timestamp) = %q, %v; want the source's type", to, ok)
+	}
+}
