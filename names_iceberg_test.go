@@ -129,6 +129,9 @@ func TestNames_IcebergWrittenCollision(t *testing.T) {
 					if hit == nil || !errors.Is(hit, routes.ErrBadInput) || !strings.Contains(hit.Error(), pair[0]) || !strings.Contains(hit.Error(), pair[1]) {
 						t.Fatalf("%s: %v, want bad input (exit 2) naming %s.t and both columns %q and %q", mode, err, src.Schema, pair[0], pair[1])
 					}
+					if mode == "replace" {
+						t.Logf("%s: %v", mode, hit)
+					}
 					if dst.Exists(t, ctx, "t") {
 						t.Fatalf("%s: refused, yet the Iceberg table was created", mode)
 					}
