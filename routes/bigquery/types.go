@@ -42,7 +42,7 @@ type layout struct {
 
 // columnRule: BigQuery column names are 300 characters at most and are
 // compared without case.
-var columnRule = routes.ColumnRule{Server: "BigQuery", Fits: routes.Runes(300), Limit: "300 characters", Fold: strings.ToLower}
+var columnRule = routes.ColumnRule{Server: "BigQuery", Fits: routes.Runes(300), Limit: "300 characters", Fold: strings.ToLower, Folds: "compares column names without case"}
 
 // newLayout maps every column of a probed table.
 func newLayout(info *routes.TableInfo) (layout, error) {

@@ -119,8 +119,13 @@ type stage struct {
 }
 
 // lockAndLoad leases the table before anything else (a REST catalog
-// leases through a table property, so its table must exist first).
+// leases through a table property, so its table must exist first), once
+// the source's columns are names the table can hold (columnRule): every
+// write into Iceberg, bulk or CDC, passes here first.
 func (st *stage) lockAndLoad(ctx context.Context) error {
+	if err := routes.CheckColumnNames(st.info, columnRule); err != nil {
+		return err
+	}
 	if st.opts.Fresh {
 		// Before ensureTable: the property lock creates the table first.
 		if _, err := st.e.loadTable(ctx, st.dest); !errors.Is(err, routes.ErrNotFound) {

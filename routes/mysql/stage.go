@@ -52,7 +52,7 @@ func (e *Endpoint) IdentLimit() routes.Limit { return maxIdent }
 // without case by the server's own case table, asked here with LOWER over
 // utf8mb3 (Go's tables are newer: ẞ and ß are two columns in MariaDB).
 func (e *Endpoint) checkColumnNames(ctx context.Context, info *routes.TableInfo) error {
-	rule := routes.ColumnRule{Server: "MySQL", Limit: "64 characters of the Basic Multilingual Plane, not ending in a space",
+	rule := routes.ColumnRule{Server: "MySQL", Folds: "compares column names without case", Limit: "64 characters of the Basic Multilingual Plane, not ending in a space",
 		Fits: func(n string) bool {
 			return routes.Runes(64)(n) && !strings.HasSuffix(n, " ") && !strings.ContainsFunc(n, func(r rune) bool { return r > 0xFFFF })
 		}}
