@@ -84,10 +84,12 @@ print_load() {
 # writer are not counted; every other client's work is (tests, other
 # benches): the figures mean something only while nothing else uses the
 # servers.
+TEST_SERVERS=${WEIR_TEST_DIR:-/var/tmp/weir-test} # scripts/services.sh's DIR
 server_cpu() {
 	local my pg
-	my=$(pgrep -x mariadbd | head -1 || true)
-	pg=$(pgrep -o -x postgres || true)
+	# the project's own instances (scripts/services.sh), not the machine's
+	my=$(cat "$TEST_SERVERS/mariadb/mariadbd.pid" 2>/dev/null || pgrep -x mariadbd | head -1 || true)
+	pg=$(head -1 "$TEST_SERVERS/pg/postmaster.pid" 2>/dev/null || pgrep -o -x postgres || true)
 	sleep 0.5 # let the postmaster reap the run's backends
 	awk -v my="/proc/$my/stat" -v pg="/proc/$pg/stat" 'BEGIN {
 		hz = 100; m = "?"; p = "?"
