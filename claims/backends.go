@@ -1,6 +1,8 @@
 package claims
 
 import (
+	"github.com/weirhq/weir/routes"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -52,7 +54,7 @@ func openSQLite(ctx context.Context, u *url.URL) (Store, error) {
 		path = u.Host + u.Path
 	}
 	if path == "" {
-		return nil, fmt.Errorf("claim store %s: no file path (sqlite:///path/claims.db)", redact(u))
+		return nil, fmt.Errorf("%w: claim store %s: no file path (sqlite:///path/claims.db)", routes.ErrBadInput, redact(u))
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if err != nil {

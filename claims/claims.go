@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // TableName is the claim store's table. weir creates it and never drops it.
@@ -85,7 +87,7 @@ type Store interface {
 func Open(ctx context.Context, raw string) (Store, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("claim store URL: %w", err)
+		return nil, fmt.Errorf("%w: claim store URL: %w", routes.ErrBadInput, err)
 	}
 	switch u.Scheme {
 	case "postgres", "postgresql":
@@ -93,7 +95,7 @@ func Open(ctx context.Context, raw string) (Store, error) {
 	case "sqlite":
 		return openSQLite(ctx, u)
 	}
-	return nil, fmt.Errorf("claim store %q: unknown scheme %q (use postgres:// or sqlite:///path)", redact(u), u.Scheme)
+	return nil, fmt.Errorf("%w: claim store %q: unknown scheme %q (use postgres:// or sqlite:///path)", routes.ErrBadInput, redact(u), u.Scheme)
 }
 
 // redact is u without its password, for messages.

@@ -39,8 +39,10 @@ func Watermark(src routes.Source, dst routes.Destination, cursor string) routes.
 		} else {
 			busy = nil
 		}
-		if err == nil && after != "" && destDropped(ctx, dst, dest) {
-			after = "" // the rows the watermark counted are gone: start over
+		if err == nil && (after != "" || busy != nil) && destDropped(ctx, dst, dest) {
+			// the rows the watermark, or a backfill's workers, counted are
+			// gone: start over (the plan with them)
+			after, busy = "", nil
 		}
 		if err == nil && after == "" {
 			after, err = destWatermark(ctx, dst, dest, col)

@@ -157,6 +157,11 @@ type WriteOptions struct {
 	// existing table of that name is the user's: Prepare refuses it
 	// (routes.Occupied) under the lock instead of replacing it.
 	Fresh bool
+	// Existing: the table must be there already (a backfill's finish: the
+	// workers' rows are in it); a commit that would create it fails with
+	// ErrNotFound instead, so a table dropped meanwhile is not recreated
+	// empty under an offset that says its rows were copied.
+	Existing bool
 	// Truncate: a replace that may leave the table empty (weir reset
 	// --full-refresh). Without it a destination may refuse to replace a
 	// table with no rows.

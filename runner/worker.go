@@ -172,15 +172,25 @@ func (s *splitTask) plan(ctx context.Context) (incremental.Plan, *routes.State, 
 	return p, st, ok, err
 }
 
+// commitHow is how commitState takes the table.
+type commitHow int
+
+const (
+	planCommit   commitHow = iota // exclusive lock; a table not there yet is created empty (the plan)
+	bucketCommit                  // a worker's shared stage; the table must be there
+	finishCommit                  // exclusive lock; the table must be there: the workers' rows are in it
+)
+
 // commitState commits state, with no rows, if the saved state of its key
 // is prev (a fenced commit): through a shared stage for a worker, else
 // under the table's exclusive lock (which also drops the staging tables
-// killed workers left). A table that does not exist yet is created empty.
-func (s *splitTask) commitState(ctx context.Context, state routes.State, prev *routes.State, shared bool) error {
-	opts := routes.WriteOptions{Table: s.spec.DestTable, Mode: s.spec.Mode, RunID: routes.NewRunID(), Key: s.spec.Key, Allocator: s.spec.Allocator}
+// killed workers left).
+func (s *splitTask) commitState(ctx context.Context, state routes.State, prev *routes.State, how commitHow) error {
+	opts := routes.WriteOptions{Table: s.spec.DestTable, Mode: s.spec.Mode, RunID: routes.NewRunID(), Key: s.spec.Key, Allocator: s.spec.Allocator,
+		Existing: how != planCommit}
 	var stage routes.Stage
 	var err error
-	if sd, _ := routes.As[routes.SharedDestination](s.dst); shared {
+	if sd, _ := routes.As[routes.SharedDestination](s.dst); how == bucketCommit {
 		stage, err = sd.PrepareShared(ctx, s.info, opts)
 	} else {
 		stage, err = s.dst.Prepare(ctx, s.info, opts)
@@ -231,7 +241,7 @@ func (r *Runner) Backfill(ctx context.Context, name string, store claims.Store, 
 		}
 		p = incremental.Plan{ID: routes.NewRunID(), After: win.After, Lo: lo, Head: win.Until, Buckets: n}
 		state := routes.State{SourceID: s.info.SourceID, Cursor: s.cursor, Watermark: win.After, Position: p.Encode(), RunID: p.ID}
-		if err := s.commitState(ctx, state, prev, false); err != nil {
+		if err := s.commitState(ctx, state, prev, planCommit); err != nil {
 			if errors.Is(err, routes.ErrFenced) {
 				err = fmt.Errorf("%w: task %s: another run committed while the backfill was planned; plan again", routes.ErrLocked, name)
 			}
@@ -437,7 +447,7 @@ func (s *splitTask) takeOver(ctx context.Context, c claims.Claim, p incremental.
 			}
 		}
 		next := routes.State{SourceID: key, Cursor: s.cursor, Watermark: prog, Position: p.BucketPosition(c.Token), RunID: c.Owner}
-		err = s.commitState(ctx, next, st, true)
+		err = s.commitState(ctx, next, st, bucketCommit)
 		if err == nil {
 			return prog, &next, nil
 		}
@@ -558,7 +568,13 @@ func (s *splitTask) finish(ctx context.Context, p incremental.Plan, main *routes
 		}
 	}
 	state := routes.State{SourceID: s.info.SourceID, Cursor: s.cursor, Watermark: p.Head, RunID: p.ID}
-	return s.commitState(ctx, state, main, false)
+	err := s.commitState(ctx, state, main, finishCommit)
+	if errors.Is(err, routes.ErrNotFound) {
+		return fmt.Errorf("task %s: %w: it was dropped while its backfill (plan %s) ran, and the rows the workers committed went with it; "+
+			"the plan's offset is not committed. Delete the task's rows from the state table beside it (%s, source %s and %s#bucket/…) and run the task again",
+			s.t.Name, err, p.ID, routes.StateTableName, s.info.SourceID, s.info.SourceID)
+	}
+	return err
 }
 
 // BackfillStatus is a plan under way and its buckets.

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirhq/weir/claims"
+	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/runner"
 )
 
@@ -73,6 +74,9 @@ waits for them and takes over a dead worker's bucket when its lease ends) or
 the destination is locked by another run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Lease < time.Second {
+				return routes.BadInput("--lease %s: a claim's lease is at least 1s (it is renewed every third of it)", opts.Lease)
+			}
 			if opts.Owner == "" {
 				host, _ := os.Hostname()
 				opts.Owner = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), globals.runID)

@@ -64,8 +64,8 @@ func (st *stage) commit(ctx context.Context, state routes.State) error {
 		return err
 	}
 	becomes := !exists || st.opts.Mode == routes.ModeReplace
-	if st.shared && becomes {
-		return fmt.Errorf("%w: %s is gone: a shared stage does not create it", routes.ErrNotFound, st.dest)
+	if (st.shared || st.opts.Existing) && becomes {
+		return fmt.Errorf("%w: %s is gone: a backfill's commit does not create it", routes.ErrNotFound, st.dest)
 	}
 	if becomes {
 		if err := st.addPrimaryKey(ctx); err != nil {
