@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -197,14 +198,14 @@ func TestDrift_IcebergPromotes(t *testing.T) {
 	}
 }
 
-// TestDrift_LossyCastRefused: between two append (or merge) runs the
+// TestDrift_LossyCastRefusedIntoPostgres: between two append (or merge) runs the
 // source's column changes to a type whose values the destination's column
 // would round, cut or reinterpret through the insert's cast (1.5 into an
 // integer, a double into numeric(10,2), microseconds into timestamp(3) is
 // widened instead, a timestamp into a date). Each lossy change is refused
 // with bad input naming the column, the destination unchanged; each exact
 // one lands value for value.
-func TestDrift_LossyCastRefused(t *testing.T) {
+func TestDrift_LossyCastRefusedIntoPostgres(t *testing.T) {
 	cases := []struct {
 		name, before, after, value string
 		lossy                      bool
@@ -257,5 +258,120 @@ func TestDrift_LossyCastRefused(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestDrift_LossyCastRefused: between two append (and merge) runs the
+// source column's type changes to one the destination's column cannot
+// hold exactly (MySQL rounds a double into an INT, and '1.5' text, with
+// no error even in strict mode). The next run is refused with bad input
+// naming the column, before a row moves; a change the destination holds
+// exactly (a narrower integer, an integer into a decimal, a date into a
+// timestamp) lands the value exact.
+func TestDrift_LossyCastRefused(t *testing.T) {
+	cases := []struct {
+		name, before, after, value string
+		want                       map[string]string // kind → the value read back; nil: refused
+		kinds                      []string          // nil: every kind
+	}{
+		{name: "double into integer", before: "integer", after: "double precision", value: "1.5"},
+		{name: "double into decimal", before: "numeric(10,2)", after: "double precision", value: "1.255"},
+		{name: "decimal with scale into integer", before: "integer", after: "numeric(10,2)", value: "1.25"},
+		{name: "decimal into double", before: "double precision", after: "numeric(20,2)", value: "12345678901234567.89"},
+		{name: "bigint into double", before: "double precision", after: "bigint", value: "9007199254740993"},
+		{name: "double into real", before: "real", after: "double precision", value: "0.1"},
+		{name: "timestamp into date", before: "date", after: "timestamp", value: "'2020-01-02 03:04:05'"},
+		{name: "text into integer", before: "integer", after: "text", value: "'1.5'"},
+		{name: "integer into boolean", before: "boolean", after: "integer", value: "5", kinds: []string{"mysql"}}, // ClickHouse before 21.12 has no Bool: UInt8
+		{name: "double into text", before: "text", after: "double precision", value: "0.30000000000000004", kinds: []string{"mysql"}},
+
+		{name: "smallint into integer", before: "integer", after: "smallint", value: "-32768", want: map[string]string{"mysql": "-32768", "clickhouse": "-32768"}},
+		{name: "decimal of less scale", before: "numeric(10,2)", after: "numeric(6,1)", value: "12345.6", want: map[string]string{"mysql": "12345.60", "clickhouse": "12345.60"}},
+		{name: "date into timestamp", before: "timestamp(0)", after: "date", value: "'2020-01-02'", want: map[string]string{"mysql": "2020-01-02 00:00:00.000000", "clickhouse": "2020-01-02 00:00:00"}},
+		{name: "text into varchar", before: "varchar(5)", after: "text", value: "'abcde'", want: map[string]string{"mysql": "abcde", "clickhouse": "abcde"}},
+		// The route's encoders write no integer into a ClickHouse Float64 or Decimal (they fail loudly).
+		{name: "integer into decimal", before: "numeric(12,2)", after: "integer", value: "2147483647", want: map[string]string{"mysql": "2147483647.00"}, kinds: []string{"mysql"}},
+		{name: "integer into double", before: "double precision", after: "integer", value: "-2147483648", want: map[string]string{"mysql": "-2147483648"}, kinds: []string{"mysql"}},
+		{name: "real into double", before: "double precision", after: "real", value: "1.5", want: map[string]string{"mysql": "1.5"}, kinds: []string{"mysql"}},
+		{name: "boolean into integer", before: "integer", after: "boolean", value: "true", want: map[string]string{"mysql": "1"}, kinds: []string{"mysql"}},
+	}
+	for _, kind := range []string{"mysql", "clickhouse"} {
+		for _, mode := range []routes.Mode{routes.ModeAppend, routes.ModeMerge} {
+			for _, c := range cases {
+				if c.kinds != nil && !slices.Contains(c.kinds, kind) {
+					continue
+				}
+				t.Run(kind+"/"+string(mode)+"/"+c.name, func(t *testing.T) {
+					ctx := routestest.Context(t, 2*time.Minute)
+					src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, kind)
+					src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, drift_col "+c.before+")")
+					src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, NULL)")
+					opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: mode, Cursor: "id"}
+					if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+						t.Fatal(err)
+					}
+					src.Exec(t, ctx, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN drift_col TYPE %s USING drift_col::%[2]s", src.Table("t"), c.after))
+					src.Exec(t, ctx, fmt.Sprintf("INSERT INTO %s VALUES (2, %s)", src.Table("t"), c.value))
+					read := func() string {
+						if kind == "mysql" {
+							return dst.Query(t, ctx, "SELECT COALESCE(GROUP_CONCAT(CONCAT(id, ':', COALESCE(CAST(drift_col AS CHAR), 'NULL')) ORDER BY id), '') FROM "+dst.Table("t"))
+						}
+						final := "" // a merge's ReplacingMergeTree shows one version of a key
+						if mode == routes.ModeMerge {
+							final = " FINAL"
+						}
+						return dst.Query(t, ctx, "SELECT arrayStringConcat(groupArray(concat(toString(id), ':', ifNull(toString(drift_col), 'NULL'))), ',') FROM (SELECT * FROM "+dst.Table("t")+final+" ORDER BY id)")
+					}
+					before := read()
+					_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+					if c.want == nil {
+						if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "drift_col") || !strings.Contains(err.Error(), "MODIFY COLUMN") {
+							t.Fatalf("err = %v, want bad input naming drift_col and the ALTER", err)
+						}
+						if after := read(); after != before {
+							t.Fatalf("the refused run changed the destination: %s, was %s", after, before)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, want := read(), "1:NULL,2:"+c.want[kind]; got != want {
+						t.Fatalf("got %s, want %s (source %s)", got, want, c.value)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestDrift_ReplicaLossyRefused: a MariaDB or ClickHouse log_based replica
+// whose source integer became a double between two runs is refused with
+// bad input naming the column (MariaDB would store 1.5 as 2); the
+// replica keeps its rows.
+func TestDrift_ReplicaLossyRefused(t *testing.T) {
+	for _, kind := range []string{"mysql", "clickhouse"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := routestest.Context(t, 2*time.Minute)
+			src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, kind)
+			src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (id bigint PRIMARY KEY, drift_col integer)")
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (1, 1)")
+			opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeLogBased}
+			t.Cleanup(func() { weir.ResetLogBased(context.WithoutCancel(ctx), src.URL, dst.URL, opts) })
+			if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
+				t.Fatal(err)
+			}
+			hash := func() string { return dst.Hash(t, ctx, "t", []string{"id", "drift_col"}, "id") }
+			before := hash()
+			src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN drift_col TYPE double precision")
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (2, 1.5)")
+			_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+			if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "drift_col") {
+				t.Fatalf("err = %v, want bad input naming drift_col", err)
+			}
+			if after := hash(); after != before {
+				t.Fatalf("the refused run changed the replica: %s, was %s", after, before)
+			}
+		})
 	}
 }
