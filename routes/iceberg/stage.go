@@ -108,8 +108,9 @@ type stage struct {
 	// were numbered against.
 	newColumns   []newColumn
 	baseSchemaID int
-	keyIDs       []int   // merge: the key's field ids
-	keys         *keySet // merge: the keys written, to refuse a repeat
+	keyIDs       []int        // merge: the key's field ids
+	keys         *keySet      // merge: the keys written, to refuse a repeat
+	fence        *assertState // CommitIf's requirement: the state it replaces
 
 	mu      sync.Mutex
 	files   []iceberg.DataFile // data files written
