@@ -228,6 +228,101 @@ func taskLag(t *testing.T, dagf string) int64 {
 	return sts[0].Lag
 }
 
+// TestWorker_AddedMidRun: a worker started while others are working takes
+// only unclaimed buckets, never in-flight work. Two workers pause right
+// after their first chunk commit, holding their buckets (their leases, 2 s,
+// renewed while paused); a third, started then, copies every other bucket
+// and exits 75 naming the two held ones. The claim store shows the two
+// buckets still under their first owners and tokens; let go, the two
+// finish them; the sink holds every row once, every bucket's progress
+// committed under its first claim's token (nothing taken over). Both
+// sinks, both claim stores.
+func TestWorker_AddedMidRun(t *testing.T) {
+	for _, sink := range []string{"pg", "lake"} {
+		for _, store := range []string{"postgres", "sqlite"} {
+			t.Run(sink+"/"+store, func(t *testing.T) { workerAddedMidRun(t, sink, store) })
+		}
+	}
+}
+
+func workerAddedMidRun(t *testing.T, sink, store string) {
+	const rows = 80_000
+	f := newBackfillFixtureInto(t, rows, sink)
+	claims := f.stores[store]
+	if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "8", "--claims", claims, "-f", f.dagf); code != ExitOK {
+		t.Fatalf("backfill: exit %d: %s", code, out)
+	}
+	args := []string{"worker", "--task", "ev", "--claims", claims, "-f", f.dagf, "--lease", "2s", "--chunk-keys", "2000"}
+	var busy []*child
+	var resume []string
+	for i := range 2 {
+		r := filepath.Join(t.TempDir(), fmt.Sprintf("resume%d", i))
+		resume = append(resume, r)
+		busy = append(busy, startChild(t, []string{routes.CheckpointEnv + "=after-commit", routes.ResumeEnv + "=" + r}, args...))
+	}
+	for i, w := range busy {
+		select {
+		case <-w.paused:
+		case <-w.done:
+			t.Fatalf("busy worker %d ended before a chunk commit: exit %d\n%s", i, w.exitCode(), w.log())
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("busy worker %d never committed a chunk:\n%s", i, w.log())
+		}
+	}
+	held := map[int]runner.BucketStatus{}
+	for _, b := range backfillStatus(t, f.dagf, claims).Buckets {
+		if b.Owner != "" && !b.Done {
+			held[b.Bucket] = b
+		}
+	}
+	if len(held) != 2 {
+		t.Fatalf("buckets held while the two workers pause: %+v, want 2", held)
+	}
+	code, out := runCmd(t, args...)
+	if code != ExitTempFail {
+		t.Fatalf("the worker added mid-run: exit %d: %s; want 75 (the two held buckets)", code, out)
+	}
+	var res runner.BackfillResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("the added worker's output %q: %v", out, err)
+	}
+	if len(res.Buckets) != 6 {
+		t.Errorf("the added worker finished buckets %v, want the 6 unclaimed ones", res.Buckets)
+	}
+	for _, b := range res.Buckets {
+		if _, ok := held[b]; ok {
+			t.Errorf("the added worker finished bucket %d, held by %s", b, held[b].Owner)
+		}
+	}
+	for _, b := range backfillStatus(t, f.dagf, claims).Buckets {
+		if h, ok := held[b.Bucket]; ok {
+			if b.Owner != h.Owner || b.Token != h.Token || b.Done {
+				t.Errorf("bucket %d after the added worker: owner %s token %d done %v; want still %s's, token %d", b.Bucket, b.Owner, b.Token, b.Done, h.Owner, h.Token)
+			}
+		} else if !b.Done {
+			t.Errorf("bucket %d after the added worker: not done", b.Bucket)
+		}
+	}
+	for _, r := range resume {
+		os.WriteFile(r, nil, 0o644)
+	}
+	for i, w := range busy { // the first to finish may find the other's bucket still held
+		if code := w.exitCode(); code != ExitOK && code != ExitTempFail {
+			t.Errorf("busy worker %d exited %d:\n%s", i, code, w.log())
+		}
+	}
+	if code, out := runCmd(t, args...); code != ExitOK || !strings.Contains(out, `"caught_up":true`) {
+		t.Errorf("a worker after the two: exit %d: %s, want 0 and caught up", code, out)
+	}
+	f.check(t, strconv.Itoa(rows))
+	if taken := f.takenOver(t); taken != 0 {
+		t.Errorf("%d buckets committed under a second claim, want 0: no in-flight bucket is taken", taken)
+	}
+	if lag := taskLag(t, f.dagf); lag != 0 {
+		t.Errorf("weir status after the backfill: lag %d, want 0", lag)
+	}
+}
+
 // TestWorker_SIGTERM: a worker stopped by SIGTERM in the middle of a
 // chunk (paused with its rows staged, before the commit, then let go)
 // aborts the chunk — nothing of it is
@@ -381,7 +476,14 @@ func (f *backfillFixture) takenOver(t *testing.T) int {
 		return taken
 	}
 	for k, v := range f.lakeTable(t, ctx).Properties() {
-		if strings.HasPrefix(k, iceberg.StatePrefix) && strings.Contains(k, "#bucket/") && !strings.Contains(v, "&token=1\"") {
+		if !strings.HasPrefix(k, iceberg.StatePrefix) || !strings.Contains(k, "#bucket/") {
+			continue
+		}
+		var st struct{ Position string }
+		if err := json.Unmarshal([]byte(v), &st); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(st.Position, "&token=1") {
 			taken++
 		}
 	}
