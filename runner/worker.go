@@ -115,7 +115,7 @@ func (r *Runner) split(ctx context.Context, name string) (*splitTask, error) {
 		return nil, err
 	}
 	if _, ok := routes.As[routes.SharedDestination](dst); !ok {
-		return nil, fmt.Errorf("%w: task %s: connection %s cannot take several workers' commits (a backfill writes into PostgreSQL only, docs/workers.md)", routes.ErrUnsupported, name, x.To)
+		return nil, fmt.Errorf("%w: task %s: connection %s cannot take several workers' commits (a backfill writes into PostgreSQL or an Iceberg SQL catalog only, docs/workers.md)", routes.ErrUnsupported, name, x.To)
 	}
 	spec := r.copySpec(t, mode, t.Sources()[0], t.Sinks()[0], "")
 	info, err := src.Probe(ctx, spec.Table)

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/weirhq/weir/claims"
 	"github.com/weirhq/weir/incremental"
 	"github.com/weirhq/weir/routes"
@@ -18,14 +21,40 @@ import (
 
 const zombieRows = 2000
 
+// zombieSinks are the connections the zombie tests write into: the test
+// PostgreSQL, and an Iceberg SQL catalog (SQLite, file warehouse).
+var zombieSinks = []string{"pg", "lake"}
+
+const lakeURL = "iceberg://?catalog=sql&uri=sqlite://./lake/catalog.db&warehouse=file://./lake"
+
+// sinkKeys counts the rows of table in sink: rows, distinct ids, sum of ids.
+func sinkKeys(t *testing.T, ctx context.Context, d *pgDAG, r *Runner, sink, table string) (n, distinct, sum int64) {
+	t.Helper()
+	if sink == "pg" {
+		if err := d.fx.Pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT id), sum(id) FROM "+table).Scan(&n, &distinct, &sum); err != nil {
+			t.Fatal(err)
+		}
+		return n, distinct, sum
+	}
+	tbl, err := lakeEndpoint(t, r).LoadTable(ctx, lakeRef(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[int64]bool{}
+	for _, id := range icebergIDs(t, ctx, tbl) {
+		n, sum, ids[id] = n+1, sum+id, true
+	}
+	return n, int64(len(ids)), sum
+}
+
 // zombieDAG is a source of zombieRows rows and one append task per round,
 // each into its own table, and the two claim stores.
-func zombieDAG(t *testing.T, rounds int) (*pgDAG, map[string]string) {
+func zombieDAG(t *testing.T, rounds int, sink string) (*pgDAG, map[string]string) {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("version: 1\nconnections:\n  pg: ${WEIR_TEST_PG}\ntasks:\n")
+	b.WriteString("version: 1\nconnections:\n  pg: ${WEIR_TEST_PG}\n  lake: " + lakeURL + "\ntasks:\n")
 	for i := range rounds {
-		fmt.Fprintf(&b, "  z%d:\n    transfer: {from: pg, table: S.ev, to: pg, dest_table: S.out%d, mode: append}\n", i, i)
+		fmt.Fprintf(&b, "  z%d:\n    transfer: {from: pg, table: S.ev, to: %s, dest_table: S.out%d, mode: append}\n", i, sink, i)
 	}
 	d := newPGDAG(t, b.String())
 	d.fx.Exec(t, testContext(t), "CREATE TABLE "+d.s+".ev (id bigint PRIMARY KEY, v text)",
@@ -103,16 +132,13 @@ func (z *zombieRound) claimLive(t *testing.T, ctx context.Context, store claims.
 
 // checkSink: every source row once in the round's table, and the task's
 // offset the head.
-func checkSink(t *testing.T, ctx context.Context, d *pgDAG, round int, r *Runner, task string, store claims.Store) {
+func checkSink(t *testing.T, ctx context.Context, d *pgDAG, sink string, round int, r *Runner, task string, store claims.Store) {
 	t.Helper()
 	res, err := r.Work(ctx, task, store, WorkOptions{Owner: "finisher", Lease: time.Minute})
 	if err != nil || !res.CaughtUp || res.Offset != fmt.Sprint(zombieRows) {
 		t.Fatalf("round %d: finish = %+v, %v; want caught up at %d", round, res, err, zombieRows)
 	}
-	var n, distinct, sum int64
-	if err := d.fx.Pool.QueryRow(ctx, fmt.Sprintf("SELECT count(*), count(DISTINCT id), sum(id) FROM %s.out%d", d.s, round)).Scan(&n, &distinct, &sum); err != nil {
-		t.Fatal(err)
-	}
+	n, distinct, sum := sinkKeys(t, ctx, d, r, sink, fmt.Sprintf("%s.out%d", d.s, round))
 	if n != zombieRows || distinct != zombieRows || sum != zombieRows*(zombieRows+1)/2 {
 		t.Fatalf("round %d: %d rows, %d distinct, sum %d; want each of %d rows once", round, n, distinct, sum, zombieRows)
 	}
@@ -126,7 +152,13 @@ func checkSink(t *testing.T, ctx context.Context, d *pgDAG, round int, r *Runner
 // last commit and the sink holds every row once. Both claim stores.
 func TestWork_ZombieRefused(t *testing.T) {
 	const rounds = 10
-	d, stores := zombieDAG(t, 2*rounds)
+	for _, sink := range zombieSinks {
+		t.Run(sink, func(t *testing.T) { zombieRefused(t, sink, rounds) })
+	}
+}
+
+func zombieRefused(t *testing.T, sink string, rounds int) {
+	d, stores := zombieDAG(t, 2*rounds, sink)
 	ctx := testContext(t)
 	i := 0
 	for name, raw := range stores {
@@ -164,7 +196,7 @@ func TestWork_ZombieRefused(t *testing.T) {
 				if err := store.Complete(ctx, z.cl); err != nil {
 					t.Fatal(err)
 				}
-				checkSink(t, ctx, d, round, z.rl, task, store)
+				checkSink(t, ctx, d, sink, round, z.rl, task, store)
 			}
 		})
 	}
@@ -178,7 +210,13 @@ func TestWork_ZombieRefused(t *testing.T) {
 // finished before the take-over. Both claim stores.
 func TestWork_ZombieRace(t *testing.T) {
 	const rounds = 10
-	d, stores := zombieDAG(t, 2*rounds)
+	for _, sink := range zombieSinks {
+		t.Run(sink, func(t *testing.T) { zombieRace(t, sink, rounds) })
+	}
+}
+
+func zombieRace(t *testing.T, sink string, rounds int) {
+	d, stores := zombieDAG(t, 2*rounds, sink)
 	ctx := testContext(t)
 	i := 0
 	refused := 0
@@ -224,9 +262,27 @@ func TestWork_ZombieRace(t *testing.T) {
 				if err := store.Complete(ctx, z.cl); err != nil {
 					t.Fatal(err)
 				}
-				checkSink(t, ctx, d, round, z.rl, task, store)
+				checkSink(t, ctx, d, sink, round, z.rl, task, store)
 			}
 		})
 	}
 	t.Logf("%d of %d zombies had a chunk commit refused by the compare-and-set (the others were refused at their take-over, or finished before it)", refused, 2*rounds)
+}
+
+// icebergIDs reads column id (bigint) of tbl's current snapshot.
+func icebergIDs(t *testing.T, ctx context.Context, tbl *table.Table) []int64 {
+	t.Helper()
+	at, err := tbl.Scan(table.WithSelectedFields("id")).ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	var ids []int64
+	for _, c := range at.Column(0).Data().Chunks() {
+		a := c.(*array.Int64)
+		for i := range a.Len() {
+			ids = append(ids, a.Value(i))
+		}
+	}
+	return ids
 }

@@ -46,11 +46,13 @@ func startChild(t *testing.T, env []string, args ...string) *child {
 	go func() {
 		defer close(c.done)
 		sc := bufio.NewScanner(pipe)
+		paused := false // a resumed child says so again at each later checkpoint
 		for sc.Scan() {
 			c.mu.Lock()
 			c.stderr.WriteString(sc.Text() + "\n")
 			c.mu.Unlock()
-			if strings.HasPrefix(sc.Text(), "weir: paused at ") {
+			if strings.HasPrefix(sc.Text(), "weir: paused at ") && !paused {
+				paused = true
 				close(c.paused)
 			}
 		}

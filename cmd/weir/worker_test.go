@@ -13,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/iceberg"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 	"github.com/weirhq/weir/routes/routestest"
 	"github.com/weirhq/weir/runner"
@@ -28,9 +32,19 @@ type backfillFixture struct {
 	dagf   string
 	stores map[string]string
 	rows   int64
+	sink   string // the connection task ev writes into: pg, or lake (Iceberg)
+	lake   string // the lake's URL, resolved
 }
 
 func newBackfillFixture(t *testing.T, rows int64) *backfillFixture {
+	t.Helper()
+	return newBackfillFixtureInto(t, rows, "pg")
+}
+
+// newBackfillFixtureInto is newBackfillFixture with task ev writing into
+// sink: pg, or lake, an Iceberg SQL catalog (SQLite) with a file
+// warehouse.
+func newBackfillFixtureInto(t *testing.T, rows int64, sink string) *backfillFixture {
 	t.Helper()
 	pg := postgrestest.New(t)
 	ctx := routestest.Context(t, time.Minute)
@@ -39,12 +53,14 @@ func newBackfillFixture(t *testing.T, rows int64) *backfillFixture {
 		fmt.Sprintf("INSERT INTO %s SELECT g, 'row ' || g, g %% 97 FROM generate_series(1, %d) g", pg.Ref("ev"), rows))
 	dir := t.TempDir()
 	dagf := filepath.Join(dir, "weir.yaml")
+	lake := "iceberg://?catalog=sql&uri=sqlite://" + filepath.Join(dir, "lake", "catalog.db") + "&warehouse=file://" + filepath.Join(dir, "lake")
 	yaml := fmt.Sprintf(`version: 1
 connections:
   pg: {url: %q}
+  lake: {url: %q}
 tasks:
   ev:
-    transfer: {from: pg, table: %s, to: pg, dest_table: %s, mode: append}
+    transfer: {from: pg, table: %s, to: %s, dest_table: %s, mode: append}
   ev_replace:
     transfer: {from: pg, table: %s, to: pg, dest_table: %s, mode: replace}
   ev_text:
@@ -53,7 +69,7 @@ tasks:
     transfer: {from: pg, table: %s, to: pg, dest_table: %s, mode: merge, cursor: n, primary_key: [id]}
   ev_model:
     model: {source: "pg:%s", sink: "pg:%s", mode: append, sql: "SELECT id FROM input"}
-`, pg.URL(), pg.Ref("ev"), pg.Ref("out"), pg.Ref("ev"), pg.Ref("out_r"), pg.Ref("ev"), pg.Ref("out_t"),
+`, pg.URL(), lake, pg.Ref("ev"), sink, pg.Ref("out"), pg.Ref("ev"), pg.Ref("out_r"), pg.Ref("ev"), pg.Ref("out_t"),
 		pg.Ref("ev"), pg.Ref("out_m"), pg.Ref("ev"), pg.Ref("out_model"))
 	if err := os.WriteFile(dagf, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
@@ -62,7 +78,7 @@ tasks:
 	if strings.Contains(pg.URL(), "?") {
 		sep = "&"
 	}
-	return &backfillFixture{pg: pg, dagf: dagf, rows: rows, stores: map[string]string{
+	return &backfillFixture{pg: pg, dagf: dagf, rows: rows, sink: sink, lake: lake, stores: map[string]string{
 		"postgres": pg.URL() + sep + "schema=" + pg.Schema,
 		"sqlite":   "sqlite://" + filepath.Join(dir, "claims.db"),
 	}}
@@ -74,18 +90,21 @@ func (f *backfillFixture) check(t *testing.T, want string) {
 	t.Helper()
 	ctx := routestest.Context(t, time.Minute)
 	var n, distinct int64
-	var sum string
-	if err := f.pg.Pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT id), COALESCE(sum(id), 0)::text FROM "+f.pg.Ref("out")).Scan(&n, &distinct, &sum); err != nil {
-		t.Fatal(err)
+	var sum, wm, pos string
+	if f.sink == "lake" {
+		n, distinct, sum, wm, pos = f.lakeCheck(t, ctx)
+	} else {
+		if err := f.pg.Pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT id), COALESCE(sum(id), 0)::text FROM "+f.pg.Ref("out")).Scan(&n, &distinct, &sum); err != nil {
+			t.Fatal(err)
+		}
+		q := "SELECT watermark, position FROM " + f.pg.Ref(routes.StateTableName) + " WHERE dest_table = 'out' AND source NOT LIKE '%#bucket/%'"
+		if err := f.pg.Pool.QueryRow(ctx, q).Scan(&wm, &pos); err != nil {
+			t.Fatal(err)
+		}
 	}
 	wantSum := strconv.FormatInt(f.rows*(f.rows+1)/2, 10)
 	if n != f.rows || distinct != f.rows || sum != wantSum {
 		t.Errorf("sink: %d rows, %d distinct keys, key sum %s; want %d, %d, %s", n, distinct, sum, f.rows, f.rows, wantSum)
-	}
-	var wm, pos string
-	q := "SELECT watermark, position FROM " + f.pg.Ref(routes.StateTableName) + " WHERE dest_table = 'out' AND source NOT LIKE '%#bucket/%'"
-	if err := f.pg.Pool.QueryRow(ctx, q).Scan(&wm, &pos); err != nil {
-		t.Fatal(err)
 	}
 	if wm != want || pos != "" {
 		t.Errorf("the task's state: watermark %q, position %q; want %q and no plan", wm, pos, want)
@@ -111,9 +130,17 @@ func TestWorker_Processes(t *testing.T) {
 		}
 		rows = n
 	}
-	for _, store := range []string{"postgres", "sqlite"} {
-		t.Run(store, func(t *testing.T) {
-			f := newBackfillFixture(t, rows)
+	for _, sink := range []string{"pg", "lake"} {
+		for _, store := range []string{"postgres", "sqlite"} {
+			t.Run(sink+"/"+store, func(t *testing.T) { workerProcesses(t, sink, store, rows) })
+		}
+	}
+}
+
+func workerProcesses(t *testing.T, sink, store string, rows int64) {
+	{
+		{
+			f := newBackfillFixtureInto(t, rows, sink)
 			claims := f.stores[store]
 			if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "8", "--claims", claims, "-f", f.dagf); code != ExitOK {
 				t.Fatalf("backfill: exit %d: %s", code, out)
@@ -165,13 +192,13 @@ func TestWorker_Processes(t *testing.T) {
 				t.Errorf("weir status --claims after the backfill shows %+v, want none under way", bs)
 			}
 			var staged int
-			if err := f.pg.Pool.QueryRow(routestest.Context(t, time.Minute), "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename LIKE '\\_weir\\_stage\\_%'", f.pg.Schema).Scan(&staged); err != nil || staged != 0 {
+			if f.sink == "lake" {
+				// no staging tables: a killed worker's files are orphans (weir maintain)
+			} else if err := f.pg.Pool.QueryRow(routestest.Context(t, time.Minute), "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename LIKE '\\_weir\\_stage\\_%'", f.pg.Schema).Scan(&staged); err != nil || staged != 0 {
 				t.Errorf("%d staging tables left after the backfill (%v), want 0", staged, err)
 			}
-			var taken int
-			q := "SELECT count(*) FROM " + f.pg.Ref(routes.StateTableName) + " WHERE source LIKE '%#bucket/%' AND position NOT LIKE '%&token=1'"
-			if err := f.pg.Pool.QueryRow(routestest.Context(t, time.Minute), q).Scan(&taken); err != nil || taken < 1 {
-				t.Errorf("buckets committed by a second claim: %d (%v), want the killed worker's taken over", taken, err)
+			if taken := f.takenOver(t); taken < 1 {
+				t.Errorf("buckets committed by a second claim: %d, want the killed worker's taken over", taken)
 			}
 			// the task goes on from the head like any append
 			f.pg.Exec(t, routestest.Context(t, time.Minute), fmt.Sprintf("INSERT INTO %s VALUES (%d, 'late', 0)", f.pg.Ref("ev"), rows+1))
@@ -183,7 +210,116 @@ func TestWorker_Processes(t *testing.T) {
 			if code, out := runCmd(t, "worker", "--task", "ev", "--claims", claims, "-f", f.dagf); code != ExitOK || !strings.Contains(out, `"caught_up":true`) {
 				t.Errorf("a worker after the backfill: exit %d: %s, want 0 and caught up", code, out)
 			}
-		})
+			if lag := taskLag(t, f.dagf); lag != 0 {
+				t.Errorf("weir status after the backfill: lag %d, want 0", lag)
+			}
+		}
+	}
+}
+
+// taskLag is weir status --json's lag of task ev.
+func taskLag(t *testing.T, dagf string) int64 {
+	t.Helper()
+	code, out := runCmd(t, "status", "--task", "ev", "--json", "-f", dagf)
+	var sts []runner.TaskStatus
+	if err := json.Unmarshal([]byte(out), &sts); err != nil || code != ExitOK || len(sts) != 1 {
+		t.Fatalf("weir status: exit %d, %v: %s", code, err, out)
+	}
+	return sts[0].Lag
+}
+
+// TestWorker_AddedMidRun: a worker started while others are working takes
+// only unclaimed buckets, never in-flight work. Two workers pause right
+// after their first chunk commit, holding their buckets (their leases, 2 s,
+// renewed while paused); a third, started then, copies every other bucket
+// and exits 75 naming the two held ones. The claim store shows the two
+// buckets still under their first owners and tokens; let go, the two
+// finish them; the sink holds every row once, every bucket's progress
+// committed under its first claim's token (nothing taken over). Both
+// sinks, both claim stores.
+func TestWorker_AddedMidRun(t *testing.T) {
+	for _, sink := range []string{"pg", "lake"} {
+		for _, store := range []string{"postgres", "sqlite"} {
+			t.Run(sink+"/"+store, func(t *testing.T) { workerAddedMidRun(t, sink, store) })
+		}
+	}
+}
+
+func workerAddedMidRun(t *testing.T, sink, store string) {
+	const rows = 80_000
+	f := newBackfillFixtureInto(t, rows, sink)
+	claims := f.stores[store]
+	if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "8", "--claims", claims, "-f", f.dagf); code != ExitOK {
+		t.Fatalf("backfill: exit %d: %s", code, out)
+	}
+	args := []string{"worker", "--task", "ev", "--claims", claims, "-f", f.dagf, "--lease", "2s", "--chunk-keys", "2000"}
+	var busy []*child
+	var resume []string
+	for i := range 2 {
+		r := filepath.Join(t.TempDir(), fmt.Sprintf("resume%d", i))
+		resume = append(resume, r)
+		busy = append(busy, startChild(t, []string{routes.CheckpointEnv + "=after-commit", routes.ResumeEnv + "=" + r}, args...))
+	}
+	for i, w := range busy {
+		select {
+		case <-w.paused:
+		case <-w.done:
+			t.Fatalf("busy worker %d ended before a chunk commit: exit %d\n%s", i, w.exitCode(), w.log())
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("busy worker %d never committed a chunk:\n%s", i, w.log())
+		}
+	}
+	held := map[int]runner.BucketStatus{}
+	for _, b := range backfillStatus(t, f.dagf, claims).Buckets {
+		if b.Owner != "" && !b.Done {
+			held[b.Bucket] = b
+		}
+	}
+	if len(held) != 2 {
+		t.Fatalf("buckets held while the two workers pause: %+v, want 2", held)
+	}
+	code, out := runCmd(t, args...)
+	if code != ExitTempFail {
+		t.Fatalf("the worker added mid-run: exit %d: %s; want 75 (the two held buckets)", code, out)
+	}
+	var res runner.BackfillResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("the added worker's output %q: %v", out, err)
+	}
+	if len(res.Buckets) != 6 {
+		t.Errorf("the added worker finished buckets %v, want the 6 unclaimed ones", res.Buckets)
+	}
+	for _, b := range res.Buckets {
+		if _, ok := held[b]; ok {
+			t.Errorf("the added worker finished bucket %d, held by %s", b, held[b].Owner)
+		}
+	}
+	for _, b := range backfillStatus(t, f.dagf, claims).Buckets {
+		if h, ok := held[b.Bucket]; ok {
+			if b.Owner != h.Owner || b.Token != h.Token || b.Done {
+				t.Errorf("bucket %d after the added worker: owner %s token %d done %v; want still %s's, token %d", b.Bucket, b.Owner, b.Token, b.Done, h.Owner, h.Token)
+			}
+		} else if !b.Done {
+			t.Errorf("bucket %d after the added worker: not done", b.Bucket)
+		}
+	}
+	for _, r := range resume {
+		os.WriteFile(r, nil, 0o644)
+	}
+	for i, w := range busy { // the first to finish may find the other's bucket still held
+		if code := w.exitCode(); code != ExitOK && code != ExitTempFail {
+			t.Errorf("busy worker %d exited %d:\n%s", i, code, w.log())
+		}
+	}
+	if code, out := runCmd(t, args...); code != ExitOK || !strings.Contains(out, `"caught_up":true`) {
+		t.Errorf("a worker after the two: exit %d: %s, want 0 and caught up", code, out)
+	}
+	f.check(t, strconv.Itoa(rows))
+	if taken := f.takenOver(t); taken != 0 {
+		t.Errorf("%d buckets committed under a second claim, want 0: no in-flight bucket is taken", taken)
+	}
+	if lag := taskLag(t, f.dagf); lag != 0 {
+		t.Errorf("weir status after the backfill: lag %d, want 0", lag)
 	}
 }
 
@@ -273,4 +409,83 @@ func backfillStatus(t *testing.T, dagf, claims string) *runner.BackfillStatus {
 		t.Fatalf("weir status --claims: exit %d, %v: %s", code, err, out)
 	}
 	return sts[0].Backfill
+}
+
+// lakeTable loads table out of the fixture's lake.
+func (f *backfillFixture) lakeTable(t *testing.T, ctx context.Context) *table.Table {
+	t.Helper()
+	ep, err := routes.Open(ctx, f.lake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Close() })
+	tbl, err := ep.(*iceberg.Endpoint).LoadTable(ctx, routes.TableRef{Schema: f.pg.Schema, Name: "out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// lakeCheck reads the lake's table out: rows, distinct ids, the sum of
+// ids, and the table's own state (not a bucket's): watermark and position.
+func (f *backfillFixture) lakeCheck(t *testing.T, ctx context.Context) (n, distinct int64, sum, wm, pos string) {
+	t.Helper()
+	tbl := f.lakeTable(t, ctx)
+	at, err := tbl.Scan(table.WithSelectedFields("id")).ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	ids := map[int64]bool{}
+	var total int64
+	for _, c := range at.Column(0).Data().Chunks() {
+		a := c.(*array.Int64)
+		for i := range a.Len() {
+			n, total, ids[a.Value(i)] = n+1, total+a.Value(i), true
+		}
+	}
+	found := 0
+	for k, v := range tbl.Properties() {
+		if !strings.HasPrefix(k, iceberg.StatePrefix) || strings.Contains(k, "#bucket/") {
+			continue
+		}
+		var st struct{ Watermark, Position string }
+		if err := json.Unmarshal([]byte(v), &st); err != nil {
+			t.Fatal(err)
+		}
+		wm, pos = st.Watermark, st.Position
+		found++
+	}
+	if found != 1 {
+		t.Fatalf("the lake's table has %d states of its own, want 1: %v", found, tbl.Properties())
+	}
+	return n, int64(len(ids)), strconv.FormatInt(total, 10), wm, pos
+}
+
+// takenOver counts the buckets whose progress was last committed under
+// another claim than the first (a killed worker's bucket taken over).
+func (f *backfillFixture) takenOver(t *testing.T) int {
+	t.Helper()
+	ctx := routestest.Context(t, time.Minute)
+	var taken int
+	if f.sink != "lake" {
+		q := "SELECT count(*) FROM " + f.pg.Ref(routes.StateTableName) + " WHERE source LIKE '%#bucket/%' AND position NOT LIKE '%&token=1'"
+		if err := f.pg.Pool.QueryRow(ctx, q).Scan(&taken); err != nil {
+			t.Fatal(err)
+		}
+		return taken
+	}
+	for k, v := range f.lakeTable(t, ctx).Properties() {
+		if !strings.HasPrefix(k, iceberg.StatePrefix) || !strings.Contains(k, "#bucket/") {
+			continue
+		}
+		var st struct{ Position string }
+		if err := json.Unmarshal([]byte(v), &st); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(st.Position, "&token=1") {
+			taken++
+		}
+	}
+	return taken
 }

@@ -28,14 +28,10 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	if err := st.lease.check(ctx); err != nil {
 		return err
 	}
-	tbl, err := st.e.loadTable(ctx, st.dest) // fresh: other engines may have committed
-	if err != nil {
-		return err
-	}
 	if err := routes.Checkpoint("commit"); err != nil {
 		return err
 	}
-	if err := st.commit(ctx, tbl, state); err != nil {
+	if err := st.commitFenced(ctx, state); err != nil {
 		return fmt.Errorf("commit %s: %w", st.dest, err)
 	}
 	st.done = true
@@ -44,6 +40,9 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 
 func (st *stage) commit(ctx context.Context, tbl *table.Table, state routes.State) error {
 	summary, props := stateProps(state)
+	if st.fence != nil {
+		tbl = st.fenced(tbl)
+	}
 	tx := tbl.NewTransaction()
 	if err := st.evolve(tx, tbl); err != nil {
 		return err

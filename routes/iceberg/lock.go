@@ -110,9 +110,90 @@ func (l *rowLock) acquire(ctx context.Context, t routes.TableRef, runID string) 
 			return nil, locked
 		}
 	}
+	// A run that wants the table whole also waits for the shared leases
+	// of a backfill's workers (acquireShared): each side inserts its row
+	// first and then looks for the other's, so of two racing at least one
+	// sees the other and backs off.
+	if err := l.noLive(ctx, t, sharedPrefix(key), 0); err != nil {
+		l.db.ExecContext(context.WithoutCancel(ctx), l.q(`DELETE FROM `+LockTable+` WHERE table_key = ? AND run_id = ?`), key, runID)
+		return nil, err
+	}
+	return l.lease(t, key, runID), nil
+}
+
+func (l *rowLock) lease(t routes.TableRef, key, runID string) *rowLease {
 	rl := &rowLease{l: l, key: key, runID: runID, table: t, stop: make(chan struct{}), done: make(chan struct{})}
 	go rl.heartbeat()
-	return rl, nil
+	return rl
+}
+
+// sharedPrefix starts the keys of a table's shared leases: one row each,
+// keyed by the run.
+func sharedPrefix(key string) string { return key + "#shared/" }
+
+// acquireShared takes a shared lease on t for one of the workers of a
+// backfill (routes.SharedDestination): shared leases coexist; an
+// exclusive one (acquire) excludes them all, and the other way round.
+func (l *rowLock) acquireShared(ctx context.Context, t routes.TableRef, runID string) (lease, error) {
+	excl := lockKey(t)
+	key := sharedPrefix(excl) + runID
+	now := time.Now()
+	if _, err := l.db.ExecContext(ctx, l.q(`INSERT INTO `+LockTable+` (table_key, run_id, since_ms, expires_ms, holder) VALUES (?, ?, ?, ?, ?)`),
+		key, runID, now.UnixMilli(), now.Add(l.ttl).UnixMilli(), self().String()); err != nil {
+		return nil, fmt.Errorf("lock %s (shared): %w", t, err)
+	}
+	if err := l.noLive(ctx, t, excl, len(excl)); err != nil {
+		l.db.ExecContext(context.WithoutCancel(ctx), l.q(`DELETE FROM `+LockTable+` WHERE table_key = ?`), key)
+		return nil, err
+	}
+	return l.lease(t, key, runID), nil
+}
+
+// noLive fails with a *routes.LockedError when a live lease's key starts
+// with prefix (n == 0) or is prefix (n > 0); leases expired or of a dead
+// holder are deleted on the way.
+func (l *rowLock) noLive(ctx context.Context, t routes.TableRef, prefix string, n int) error {
+	q := `SELECT table_key, run_id, since_ms, expires_ms, holder FROM ` + LockTable + ` WHERE table_key = ?`
+	args := []any{prefix}
+	if n == 0 {
+		q = `SELECT table_key, run_id, since_ms, expires_ms, holder FROM ` + LockTable + ` WHERE substr(table_key, 1, ?) = ?`
+		args = []any{len(prefix), prefix}
+	}
+	rows, err := l.db.QueryContext(ctx, l.q(q), args...)
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", t, err)
+	}
+	type row struct {
+		key, run, holder string
+		since, expires   int64
+	}
+	var found []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.key, &r.run, &r.since, &r.expires, &r.holder); err != nil {
+			rows.Close()
+			return fmt.Errorf("lock %s: %w", t, err)
+		}
+		found = append(found, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("lock %s: %w", t, err)
+	}
+	now := time.Now().UnixMilli()
+	for _, r := range found {
+		if r.expires >= now && !holderDead(r.holder) {
+			return &routes.LockedError{Table: t.String(), RunID: r.run, Since: time.UnixMilli(r.since)}
+		}
+		res, err := l.db.ExecContext(ctx, l.q(`DELETE FROM `+LockTable+` WHERE table_key = ? AND run_id = ? AND expires_ms = ?`), r.key, r.run, r.expires)
+		if err != nil {
+			return fmt.Errorf("lock %s: clear the lease of dead run %s: %w", t, r.run, err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 { // renewed meanwhile: alive after all
+			return &routes.LockedError{Table: t.String(), RunID: r.run, Since: time.UnixMilli(r.since)}
+		}
+	}
+	return nil
 }
 
 // heldBy explains a failed insert: another run's lease (and its holder),

@@ -108,8 +108,9 @@ type stage struct {
 	// were numbered against.
 	newColumns   []newColumn
 	baseSchemaID int
-	keyIDs       []int   // merge: the key's field ids
-	keys         *keySet // merge: the keys written, to refuse a repeat
+	keyIDs       []int        // merge: the key's field ids
+	keys         *keySet      // merge: the keys written, to refuse a repeat
+	fence        *assertState // CommitIf's requirement: the state it replaces
 
 	mu      sync.Mutex
 	files   []iceberg.DataFile // data files written
@@ -160,6 +161,9 @@ func (st *stage) ensureTable(ctx context.Context) error {
 	if !errors.Is(err, routes.ErrNotFound) {
 		st.tbl = tbl
 		return err
+	}
+	if st.opts.Existing {
+		return fmt.Errorf("%w: %s is gone: a backfill's commit does not create it", routes.ErrNotFound, st.dest)
 	}
 	id := ident(st.dest)
 	if err := st.e.cat.CreateNamespace(ctx, id[:1], nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {

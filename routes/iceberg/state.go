@@ -66,10 +66,16 @@ func (e *Endpoint) LoadState(ctx context.Context, t routes.TableRef, sourceID st
 	if err != nil {
 		return routes.State{}, false, err
 	}
-	if raw, ok := tbl.Properties()[StatePrefix+sourceID]; ok {
+	return stateIn(t, tbl.Metadata(), sourceID)
+}
+
+// stateIn is the state of sourceID in one version of a table's metadata:
+// the table property first, else the newest snapshot summary that has it.
+func stateIn(t routes.TableRef, meta table.Metadata, sourceID string) (routes.State, bool, error) {
+	if raw, ok := meta.Properties()[StatePrefix+sourceID]; ok {
 		return decodeState(t, raw)
 	}
-	return summaryState(t, tbl, sourceID)
+	return summaryState(t, meta, sourceID)
 }
 
 func decodeState(t routes.TableRef, raw string) (routes.State, bool, error) {
@@ -82,9 +88,8 @@ func decodeState(t routes.TableRef, raw string) (routes.State, bool, error) {
 
 // summaryState walks the current snapshot's ancestry for the newest
 // summary that carries the source's state.
-func summaryState(t routes.TableRef, tbl *table.Table, sourceID string) (routes.State, bool, error) {
-	meta := tbl.Metadata()
-	for snap := tbl.CurrentSnapshot(); snap != nil; snap = parentOf(meta, snap) {
+func summaryState(t routes.TableRef, meta table.Metadata, sourceID string) (routes.State, bool, error) {
+	for snap := meta.CurrentSnapshot(); snap != nil; snap = parentOf(meta, snap) {
 		if snap.Summary == nil {
 			continue
 		}
