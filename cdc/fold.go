@@ -61,7 +61,9 @@ func NewWindow() *Window { return &Window{Tables: map[string]*TableWindow{}} }
 // Empty reports whether nothing was folded in.
 func (w *Window) Empty() bool { return w.Changes == 0 }
 
-// Add folds one change of table t into the window.
+// Add folds one change of table t into the window. The window keeps c's
+// rows and may change them (an update's Unchanged values filled from the
+// key's earlier version): the caller hands them over.
 func (w *Window) Add(t *Table, c Change) error {
 	if w.Log {
 		if err := w.addLog(t, c); err != nil {
@@ -128,11 +130,13 @@ func (w *Window) flushFull() error {
 			w.truncates++
 		}
 		tw.Ops, tw.last, tw.Truncated = nil, nil, false
+		// The next chunk is likely the size of this one: its maps start
+		// at that size instead of growing to it again.
 		if len(tw.Upserts) > 0 {
-			tw.Upserts = map[string]*Upsert{}
+			tw.Upserts = make(map[string]*Upsert, len(tw.Upserts))
 		}
 		if len(tw.Deletes) > 0 {
-			tw.Deletes = map[string][]any{}
+			tw.Deletes = make(map[string][]any, len(tw.Deletes))
 		}
 	}
 	w.held, w.heldBytes = 0, 0
@@ -183,12 +187,14 @@ func (tw *TableWindow) update(c Change) error {
 	if err != nil {
 		return err
 	}
-	oldKey := c.Key
+	oldKey, kn := c.Key, encodeKey(newKey)
+	ko := kn
 	if oldKey == nil {
 		oldKey = newKey
+	} else {
+		ko = encodeKey(oldKey)
 	}
-	ko, kn := encodeKey(oldKey), encodeKey(newKey)
-	up := &Upsert{Row: append([]any(nil), c.After...), Origin: oldKey}
+	up := &Upsert{Row: c.After, Origin: oldKey}
 	if prev := tw.Upserts[ko]; prev != nil {
 		up.Origin = prev.Origin
 		for i, v := range up.Row {
@@ -242,7 +248,8 @@ func (tw *TableWindow) truncate() {
 // encodes one key per change (two for an update), and fmt's reflection
 // was a tenth of a 15-column run's CPU (bench/README.md, Batch CDC).
 func encodeKey(key []any) string {
-	b := make([]byte, 0, 16*len(key))
+	var buf [64]byte // most keys: no buffer of their own, the string the one allocation
+	b := buf[:0]
 	for _, v := range key {
 		b = appendKey(b, v)
 	}

@@ -114,9 +114,10 @@ func (r *run) syncerConfig() replication.BinlogSyncerConfig {
 		// a chunk is applied: with go-mysql's default (10240 row events of
 		// up to 8 KB, parsed) a 1M-change run held 584 MiB, 70 MiB with
 		// 256 (bench/cdc.sh, 5 columns).
-		EventCacheCount: eventCache,
-		Option:          dumpSession,
-		Logger:          slog.New(slog.DiscardHandler),
+		EventCacheCount:     eventCache,
+		Option:              dumpSession,
+		Logger:              slog.New(slog.DiscardHandler),
+		RowsEventDecodeFunc: signedRows(),
 	}
 }
 
@@ -124,8 +125,10 @@ func (r *run) syncerConfig() replication.BinlogSyncerConfig {
 type decoder struct {
 	sourceURL string                // its read options (zero_dates, time)
 	tables    map[string]*cdc.Table // by "schema.name"
-	maps      map[*replication.TableMapEvent]*layout
-	pos       uint32
+	// layouts holds each table's latest table map and its layout: a
+	// binlog carries a new table map per transaction, usually the same.
+	layouts map[*cdc.Table]*layout
+	pos     uint32
 	// tx is where the current transaction starts (the end of the one
 	// before), as logText: every change of a transaction carries it as its
 	// Position, which makes it the transaction's id and order in a changelog.
@@ -146,7 +149,7 @@ func endsTx(ev *replication.BinlogEvent) bool {
 }
 
 func newDecoder(tables []*cdc.Table, sourceURL string) *decoder {
-	d := &decoder{sourceURL: sourceURL, tables: map[string]*cdc.Table{}, maps: map[*replication.TableMapEvent]*layout{}}
+	d := &decoder{sourceURL: sourceURL, tables: map[string]*cdc.Table{}, layouts: map[*cdc.Table]*layout{}}
 	for _, t := range tables {
 		d.tables[t.Source.Schema+"."+t.Source.Name] = t
 	}

@@ -1,7 +1,10 @@
 package binlog
 
 import (
+	"bytes"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,10 +18,12 @@ import (
 // layout maps one table map's columns onto a captured table and knows how
 // to turn each binlog value into what the mysql route's bulk read gives.
 type layout struct {
-	t     *cdc.Table
-	idx   []int               // binlog column → table column
-	conv  []conv              // by binlog column: worked out once per table map, not per value
-	check *mysql.ChangeValues // temporal values by the bulk read's rules
+	t       *cdc.Table
+	tm      *replication.TableMapEvent // the table map it was built from
+	idx     []int                      // binlog column → table column
+	inOrder bool                       // idx is the identity over all the table's columns
+	conv    []conv                     // by binlog column: worked out once per table map, not per value
+	check   *mysql.ChangeValues        // temporal values by the bulk read's rules
 }
 
 // conv is how one binlog column's values become the bulk read's.
@@ -28,6 +33,9 @@ type conv struct {
 	// fixed is a fixed-length binary column's byte length (BINARY(n)): the
 	// binlog strips a value's trailing 0x00 bytes, which are part of it.
 	fixed int
+	// unsigned is an unsigned integer column's MySQL type (convUnsigned):
+	// its values arrive decoded as signed (see signedRows).
+	unsigned byte
 }
 
 type convKind byte
@@ -40,16 +48,19 @@ const (
 	convBinary // string → []byte, BINARY(n) padding restored
 	convBool
 	convUint64
+	convUnsigned // a signed decode of an unsigned integer → its value
 )
 
-// layout returns the table map's layout, built once per table map event.
-// Column names come with binlog_row_metadata=FULL; without them the binlog
-// columns must be the probed columns, in order.
+// layout returns the layout of the table's latest table map, built again
+// only when a table map differs from the one before in what the layout
+// reads. Column names come with binlog_row_metadata=FULL; without them the
+// binlog columns must be the probed columns, in order.
 func (d *decoder) layout(t *cdc.Table, tm *replication.TableMapEvent) (*layout, error) {
-	if l := d.maps[tm]; l != nil {
+	if l := d.layouts[t]; l != nil && (l.tm == tm || sameLayout(l.tm, tm)) {
+		l.tm = tm
 		return l, nil
 	}
-	l := &layout{t: t, idx: make([]int, tm.ColumnCount), conv: make([]conv, tm.ColumnCount)}
+	l := &layout{t: t, tm: tm, idx: make([]int, tm.ColumnCount), conv: make([]conv, tm.ColumnCount)}
 	if t.Info != nil {
 		var err error
 		if l.check, err = mysql.NewChangeValues(d.sourceURL, t.Source, t.Info.Columns); err != nil {
@@ -69,9 +80,16 @@ func (d *decoder) layout(t *cdc.Table, tm *replication.TableMapEvent) (*layout, 
 	if len(names) == 0 && len(l.idx) != len(t.Columns) {
 		return nil, fmt.Errorf("%s: the binlog has %d columns, the table %d, and no column names (set binlog_row_metadata=FULL)", t.Source, len(l.idx), len(t.Columns))
 	}
-	enums, sets, fixed := tm.EnumStrValueMap(), tm.SetStrValueMap(), fixedLengths(tm)
+	l.inOrder = len(l.idx) == len(t.Columns)
+	for i, c := range l.idx {
+		l.inOrder = l.inOrder && c == i
+	}
+	enums, sets, fixed, unsigned := tm.EnumStrValueMap(), tm.SetStrValueMap(), fixedLengths(tm), tm.UnsignedMap()
 	for i := range l.conv {
 		c := &l.conv[i]
+		if unsigned[i] && isInteger(tm.ColumnType[i]) {
+			c.kind, c.unsigned = convUnsigned, tm.ColumnType[i]
+		}
 		if labels, ok := enums[i]; ok {
 			c.kind, c.labels = convEnum, labels
 			continue
@@ -91,11 +109,23 @@ func (d *decoder) layout(t *cdc.Table, tm *replication.TableMapEvent) (*layout, 
 		case *arrow.BooleanType:
 			c.kind = convBool
 		case *arrow.Uint64Type:
-			c.kind = convUint64
+			if c.kind != convUnsigned {
+				c.kind = convUint64
+			}
 		}
 	}
-	d.maps[tm] = l
+	d.layouts[t] = l
 	return l, nil
+}
+
+// sameLayout reports whether two table maps of one table agree on all a
+// layout reads: column types, metadata, signedness, names, ENUM and SET
+// labels.
+func sameLayout(a, b *replication.TableMapEvent) bool {
+	return a.ColumnCount == b.ColumnCount && bytes.Equal(a.ColumnType, b.ColumnType) &&
+		slices.Equal(a.ColumnMeta, b.ColumnMeta) && bytes.Equal(a.SignednessBitmap, b.SignednessBitmap) &&
+		reflect.DeepEqual(a.ColumnName, b.ColumnName) && reflect.DeepEqual(a.EnumStrValue, b.EnumStrValue) &&
+		reflect.DeepEqual(a.SetStrValue, b.SetStrValue)
 }
 
 // fixedLengths reads the byte length of each MYSQL_TYPE_STRING column
@@ -140,9 +170,14 @@ func nameAt(names []string, i int) string {
 }
 
 // row lines a binlog image up with the table's columns; a value the bulk
-// read refuses fails it.
+// read refuses fails it. When the binlog's columns are the table's, in
+// order (the usual case), the image becomes the row: it is go-mysql's,
+// made for this event alone.
 func (l *layout) row(image []any) ([]any, error) {
-	row := make([]any, len(l.t.Columns))
+	row := image
+	if !l.inOrder || len(image) != len(l.t.Columns) {
+		row = make([]any, len(l.t.Columns))
+	}
 	for i, v := range image {
 		if i >= len(l.idx) {
 			continue
@@ -196,8 +231,68 @@ func (l *layout) value(i int, v any) any {
 		return asInt(v) != 0
 	case convUint64:
 		return uint64(asInt(v))
+	case convUnsigned:
+		return unsign(c.unsigned, v)
 	}
 	return v
+}
+
+// isInteger reports the MySQL integer types, whose values go-mysql
+// decodes as signed or unsigned by the table map's signedness bitmap.
+func isInteger(typ byte) bool {
+	switch typ {
+	case gomysql.MYSQL_TYPE_TINY, gomysql.MYSQL_TYPE_SHORT, gomysql.MYSQL_TYPE_INT24, gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_LONGLONG:
+		return true
+	}
+	return false
+}
+
+// unsign turns the signed decode of an unsigned integer column of MySQL
+// type typ into the value go-mysql's unsigned decode gives: the same bits
+// as uint8, uint16, uint32 (MEDIUMINT's 24 bits, INT) or uint64.
+func unsign(typ byte, v any) any {
+	switch x := v.(type) {
+	case int8:
+		return uint8(x)
+	case int16:
+		return uint16(x)
+	case int32:
+		if typ == gomysql.MYSQL_TYPE_INT24 {
+			return uint32(x) & 0xffffff
+		}
+		return uint32(x)
+	case int64:
+		return uint64(x)
+	}
+	return v
+}
+
+// signedRows is the binlog syncer's rows event decoder: go-mysql's own,
+// but against a copy of the event's table map without its signedness
+// bitmap, from which go-mysql otherwise builds a map for every row image
+// (a twentieth of a 15-column run's CPU, bench/README.md issue 25). Its
+// integers come out signed; the layout unsigns them (convUnsigned) from
+// the real table map, which the event carries again once decoded. It runs
+// on the syncer's goroutine: the copy holds only what the row decode reads
+// (types, metadata, the column count), which nothing writes after the
+// table map's own decode, and is kept for the table map it was made from.
+func signedRows() func(*replication.RowsEvent, []byte) error {
+	var from, signed *replication.TableMapEvent
+	return func(e *replication.RowsEvent, data []byte) error {
+		pos, err := e.DecodeHeader(data)
+		if err != nil {
+			return err
+		}
+		tm := e.Table
+		if tm != from {
+			from, signed = tm, &replication.TableMapEvent{TableID: tm.TableID, Flags: tm.Flags, Schema: tm.Schema, Table: tm.Table,
+				ColumnCount: tm.ColumnCount, ColumnType: tm.ColumnType, ColumnMeta: tm.ColumnMeta, NullBitmap: tm.NullBitmap}
+		}
+		e.Table = signed
+		err = e.DecodeData(pos, data)
+		e.Table = tm
+		return err
+	}
 }
 
 func enumLabel(labels []string, v any) any {

@@ -1,9 +1,11 @@
 package pgwal
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -57,7 +59,7 @@ func (r *run) openStream(ctx context.Context, start pglogrepl.LSN) (*stream, err
 	}
 	// Best effort: without the privilege the keepalives still report progress.
 	r.src.Exec(ctx, `SELECT pg_logical_emit_message(false, 'weir', $1)`, r.runID)
-	if s.conn, err = pgconn.Connect(ctx, replicationURL(r.cfg.SourceURL)); err != nil {
+	if s.conn, err = connectReplication(ctx, r.cfg.SourceURL); err != nil {
 		return nil, fmt.Errorf("replication connection: %w", err)
 	}
 	err = pglogrepl.StartReplication(ctx, s.conn, r.name, start, pglogrepl.StartReplicationOptions{
@@ -68,6 +70,24 @@ func (r *run) openStream(ctx context.Context, start pglogrepl.LSN) (*stream, err
 	}
 	s.keepalive(ctx)
 	return s, nil
+}
+
+// readBuffer is how much of the stream one read of the socket takes: the
+// messages are a few hundred bytes, and pgproto3's own 8 KiB buffer made
+// the reads a sixth of a WAL run's CPU (bench/README.md, issue 25).
+const readBuffer = 256 << 10
+
+// connectReplication opens a replication connection whose reads are
+// buffered by readBuffer.
+func connectReplication(ctx context.Context, sourceURL string) (*pgconn.PgConn, error) {
+	cfg, err := pgconn.ParseConfig(replicationURL(sourceURL))
+	if err != nil {
+		return nil, err
+	}
+	cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		return pgproto3.NewFrontend(bufio.NewReaderSize(r, readBuffer), w)
+	}
+	return pgconn.ConnectConfig(ctx, cfg)
 }
 
 // keepalive reports the stream's status every keepaliveEvery until stop,
@@ -111,6 +131,12 @@ func (r *run) startErr(start pglogrepl.LSN, err error) error {
 // drain reads until everything up to the target has been received and no
 // transaction is open, folding every change into w.
 func (s *stream) drain(ctx context.Context, w *cdc.Window) error {
+	// A cancelled run ends the wait at once (see receive).
+	stop := context.AfterFunc(ctx, func() { s.conn.Conn().SetReadDeadline(time.Now()) })
+	defer func() {
+		stop()
+		s.conn.Conn().SetReadDeadline(time.Time{}) // for the connection's later users
+	}()
 	for !(s.received >= s.target && !s.dec.inTx) {
 		msg, err := s.receive(ctx)
 		if err != nil {
@@ -127,16 +153,24 @@ func (s *stream) drain(ctx context.Context, w *cdc.Window) error {
 }
 
 // receive waits for one message; nil after an idle wait, having asked the
-// server for a keepalive.
+// server for a keepalive. The wait is bounded by the connection's read
+// deadline, not a context per message: pgconn watches a message's context
+// with a timer and a goroutine hand-off, which was a tenth of a WAL run's
+// CPU (bench/README.md, issue 25).
 func (s *stream) receive(ctx context.Context) (pgproto3.BackendMessage, error) {
-	wctx, cancel := context.WithTimeout(ctx, idleWait)
-	defer cancel()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("receive WAL: %w", err)
+	}
 	s.mu.Lock()
-	msg, err := s.conn.ReceiveMessage(wctx)
+	s.conn.Conn().SetReadDeadline(time.Now().Add(idleWait))
+	msg, err := s.conn.ReceiveMessage(context.Background())
 	s.mu.Unlock()
 	if err != nil && pgconn.Timeout(err) && ctx.Err() == nil {
 		debugf("idle: received %s target %s inTx %v", s.received, s.target, s.dec.inTx)
 		return nil, s.status(ctx, true)
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("receive WAL: %w", ctx.Err())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("receive WAL: %w", err)

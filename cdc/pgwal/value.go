@@ -11,31 +11,31 @@ import (
 // value turns pgoutput's text output of column i into the change value
 // every destination reads the same way the bulk route writes it: booleans
 // as bool, bytea as []byte, timestamps as time.Time (UTC); everything else
-// stays the type's text output, which the postgres destination takes as is
-// and the others parse as the bulk route's text. A text the parse does not
-// understand (infinity, BC dates) stays text.
-func (t *table) value(i int, text string) any {
+// stays the type's text output (ok false), which the postgres destination
+// takes as is and the others parse as the bulk route's text. A text the
+// parse does not understand (infinity, BC dates) stays text.
+func (t *table) value(i int, text string) (v any, ok bool) {
 	if t.Info == nil || i >= len(t.Info.Columns) {
-		return text
+		return nil, false
 	}
 	switch typ := t.Info.Columns[i].Type.(type) {
 	case *arrow.BooleanType:
 		switch text {
 		case "t":
-			return true
+			return true, true
 		case "f":
-			return false
+			return false, true
 		}
 	case *arrow.BinaryType, *arrow.LargeBinaryType:
 		if b, err := hex.DecodeString(strings.TrimPrefix(text, `\x`)); err == nil {
-			return b
+			return b, true
 		}
 	case *arrow.TimestampType:
 		if ts, ok := parseTimestamp(text, typ.TimeZone != ""); ok {
-			return ts
+			return ts, true
 		}
 	}
-	return text
+	return nil, false
 }
 
 // parseTimestamp reads PostgreSQL's ISO output: "2006-01-02 15:04:05.999999"

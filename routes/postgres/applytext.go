@@ -124,6 +124,9 @@ func pgText(v any) string {
 func appendCopyEscaped(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
+		if !copySpecial[s[i]] { // most bytes: one look-up
+			continue
+		}
 		var esc string
 		switch s[i] {
 		case '\\':
@@ -134,14 +137,15 @@ func appendCopyEscaped(b []byte, s string) []byte {
 			esc = `\r`
 		case '\t':
 			esc = `\t`
-		default:
-			continue
 		}
 		b = append(append(b, s[start:i]...), esc...)
 		start = i + 1
 	}
 	return append(b, s[start:]...)
 }
+
+// copySpecial marks the bytes COPY's text format escapes.
+var copySpecial = [256]bool{'\\': true, '\n': true, '\r': true, '\t': true}
 
 // textArray renders names as a text[] literal, each element quoted.
 func textArray(names []string) string {
