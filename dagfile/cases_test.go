@@ -19,7 +19,7 @@ var malformed = []struct {
 		"testdata/weir.yaml:3:1: taks: unknown key \"taks\" (did you mean \"tasks\"?); allowed: version, name, description, schedule, connections, defaults, deploy, tasks",
 	}},
 	{"unknown task key", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sql: SELECT 1}\n    dep: [b]\n", []string{
-		"testdata/weir.yaml:8:5: tasks.a.dep: unknown key \"dep\" (did you mean \"deps\"?); allowed: transfer, model, stream, description, deps, tags, retries, retry_delay, timeout, pool, contract, deploy",
+		"testdata/weir.yaml:8:5: tasks.a.dep: unknown key \"dep\" (did you mean \"deps\"?); allowed: transfer, model, stream, description, deps, tags, retries, retry_delay, timeout, pool, contract, deploy, backfill",
 	}},
 	{"unknown model key", head + "  a:\n    model: {source: app:public.x, sink: lake:s.a, sqll: SELECT 1}\n", []string{
 		"testdata/weir.yaml:7:5: tasks.a.model: model needs sql: (inline SQL) or sql_file: (a .sql file relative to the dagfile)",

@@ -35,6 +35,7 @@ type Task struct {
 	RetryDelay  time.Duration
 	Timeout     time.Duration // 0: none
 	Pool        string
+	Backfill    *Backfill      // backfill: the generated fan-out of weir backfill and weir worker; nil when none
 	Deploy      Deploy         // the file's deploy: with the task's own on top
 	Line, Col   int            // position of the task's key
 	at          map[string]pos // positions of its fields ("model.sink")
@@ -92,7 +93,8 @@ func (t *Task) Sources() []TableAddr {
 	return nil
 }
 
-// Connections returns the names of the connections the task uses, sorted.
+// Connections returns the names of the connections the task uses (the
+// claim store of its backfill: included), sorted.
 func (t *Task) Connections() []string {
 	var out []string
 	for _, a := range append(t.Sources(), t.Sinks()...) {
@@ -103,6 +105,9 @@ func (t *Task) Connections() []string {
 	}
 	if t.Stream != nil && t.Stream.SourceConn != "" {
 		out = append(out, t.Stream.SourceConn)
+	}
+	if t.Backfill != nil {
+		out = append(out, t.Backfill.Claims)
 	}
 	out = slices.DeleteFunc(out, func(s string) bool { return s == "" })
 	slices.Sort(out)
@@ -135,7 +140,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 var taskKeys = []string{"transfer", "model", "stream", "description", "deps", "tags",
-	"retries", "retry_delay", "timeout", "pool", "contract", "deploy"}
+	"retries", "retry_delay", "timeout", "pool", "contract", "deploy", "backfill"}
 
 var kindKeys = []string{"transfer", "model", "stream"}
 
@@ -164,7 +169,7 @@ func (p *parser) task(tf field) *Task {
 	t := &Task{Name: tf.name, Line: tf.key.Line, Col: tf.key.Column, at: map[string]pos{},
 		Retries: def.Retries, RetryDelay: def.RetryDelay, Timeout: def.Timeout, Pool: def.Pool}
 	var kinds []field
-	var contract field
+	var contract, backfill field
 	var own Deploy
 	for _, g := range p.d.fields(tf.val, tf.path, taskKeys) {
 		t.at[g.name] = nodePos(g.val)
@@ -173,6 +178,8 @@ func (p *parser) task(tf field) *Task {
 			kinds = append(kinds, g)
 		case g.name == "contract":
 			contract = g
+		case g.name == "backfill":
+			backfill = g
 		case g.name == "deploy":
 			p.deploy(g, taskDeployKeys, &own)
 		default:
@@ -183,6 +190,9 @@ func (p *parser) task(tf field) *Task {
 	t.Deploy = mergeDeploy(p.f.Deploy, own)
 	p.kind(t, tf, kinds)
 	p.taskContract(t, contract)
+	if backfill.val != nil {
+		p.backfill(t, backfill)
+	}
 	return t
 }
 

@@ -205,7 +205,7 @@ func wantArgo(t *testing.T, f *dagfile.File, opts Options) map[string]argoTask {
 
 func TestArgo_ParsedDAG(t *testing.T) {
 	for _, c := range goldenCases() {
-		if !slices.Contains(c.targets, "argo") {
+		if !slices.Contains(c.targets, "argo") || c.name == "backfill" { // one step per task; the fan-out's steps: TestFanout_Argo
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {

@@ -220,6 +220,13 @@ func Command(t *dagfile.Task, weirBin, dagfilePath string) []string {
 	return append([]string{weirBin}, args(t.Name, dagfilePath)...)
 }
 
+// fanoutArgs are weir's arguments in a step of a backfill's fan-out:
+// VERB --task NAME -f DAGFILE FLAGS…; the claim store and the shards come
+// from the task's backfill: in the dagfile (its URL from the environment).
+func fanoutArgs(verb, task, dagfilePath string, flags ...string) []string {
+	return append([]string{verb, "--task", task, "-f", dagfilePath}, flags...)
+}
+
 // args are the arguments of weir in every generated task.
 func args(task, dagfilePath string) []string {
 	return []string{"once", "--task", task, "-f", dagfilePath, "--json"}

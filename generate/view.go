@@ -24,6 +24,7 @@ type view struct {
 	Volumes                               []dagfile.Volume // every task's, by name (Argo declares them once)
 	K8sModels                             bool             // a task sets resources or volumes (KubernetesPodOperator)
 	AirflowConns                          bool             // a task maps Airflow Connections (airflow_conn:)
+	Backfills                             bool             // a task has backfill: (its fan-out)
 	Kubernetes                            bool
 	LockRetries, ExitLocked, ExitBadInput int
 	ReportFileEnv, XComReport, ArgoReport string
@@ -49,6 +50,54 @@ type taskView struct {
 	Requests, Limits                []kv       // deploy: resources, sorted by name
 	AirflowConns                    []kv       // variable → Airflow connection id (airflow_conn:), sorted
 	Volumes                         []dagfile.Volume
+	Steps                           []stepView // what the orchestrator runs: the task, or its backfill's plan, workers and check
+	First, Last                     string     // the ids of its first and last step (dependencies enter First, leave Last)
+	FirstKube, LastKube             string
+	Workers                         int // the parallel workers of its backfill; 0: none
+}
+
+// stepView is one step the orchestrator runs for a task: `weir once`, or
+// one of its backfill's plan (weir backfill), workers (weir worker --wait,
+// Count in parallel) and check (weir worker: exit 0 only when caught up).
+type stepView struct {
+	ID, KubeName, Func string   // Airflow task id, Argo name, Dagster op name
+	Doc                string   // the task's, and what this step does
+	Role               string   // once, plan, workers, check
+	Verb               string   // weir's subcommand
+	Flags              []string // its flags after -f DAGFILE
+	Args               []string // weir's arguments in a pod
+	Count              int      // parallel copies (workers); 1 otherwise
+	Report             bool     // writes the run report (weir once)
+	Deps               []string // Argo: the steps it waits for
+}
+
+// Roles of steps.
+const (
+	RoleOnce    = "once"
+	RolePlan    = "plan"
+	RoleWorkers = "workers"
+	RoleCheck   = "check"
+)
+
+// steps returns what the orchestrator runs for t: one `weir once`, or for a
+// task with backfill: the plan, its workers and the check, one after the
+// other. Argo dependencies from the task's upstream enter the first step.
+func steps(t *dagfile.Task, pod string, upstreamKube []string) []stepView {
+	kube := kubeName(t.Name)
+	if t.Backfill == nil {
+		return []stepView{{ID: t.Name, KubeName: kube, Func: "weir_" + t.Name, Doc: doc(t), Role: RoleOnce, Verb: "once", Flags: []string{"--json"},
+			Args: args(t.Name, pod), Count: 1, Report: true, Deps: upstreamKube}}
+	}
+	step := func(role, verb string, count int, flags ...string) stepView {
+		return stepView{ID: t.Name + "_" + role, KubeName: kube + "-" + role, Func: "weir_" + t.Name + "_" + role,
+			Role: role, Verb: verb, Flags: flags, Args: fanoutArgs(verb, t.Name, pod, flags...), Count: count}
+	}
+	plan, workers, check := step(RolePlan, "backfill", 1), step(RoleWorkers, "worker", t.Backfill.Workers, "--wait"), step(RoleCheck, "worker", 1)
+	plan.Doc = doc(t) + ". Step 1 of its backfill: weir backfill plans the buckets once."
+	workers.Doc = doc(t) + fmt.Sprintf(". Step 2 of its backfill: %d parallel weir worker --wait claim and copy the buckets.", workers.Count)
+	check.Doc = doc(t) + ". Step 3 of its backfill: weir worker exits 0 only when the task is caught up."
+	plan.Deps, workers.Deps, check.Deps = upstreamKube, []string{plan.KubeName}, []string{workers.KubeName}
+	return []stepView{plan, workers, check}
 }
 
 // kv is one resource quantity.
@@ -69,8 +118,10 @@ type sinkView struct {
 	URI   string   // the Airflow Asset URI (assetURI)
 }
 
-// edge is a dependency between two selected tasks.
-type edge struct{ From, To string }
+// edge is a dependency between two selected tasks, and between the
+// Airflow tasks that carry it: the upstream's last step and the
+// downstream's first (FromID, ToID).
+type edge struct{ From, To, FromID, ToID string }
 
 // newView builds the view of f for target under opts.
 func newView(f *dagfile.File, opts Options, target string) (*view, error) {
@@ -94,6 +145,11 @@ func newView(f *dagfile.File, opts Options, target string) (*view, error) {
 		ReportFileEnv: ReportFileEnv, XComReport: AirflowXComReport, ArgoReport: ArgoReport}
 	if err := v.addTasks(f, sel, opts); err != nil {
 		return nil, err
+	}
+	for _, t := range v.Tasks {
+		if t.Workers > 0 && target == "dagster" {
+			return nil, fmt.Errorf("generate dagster: task %s has backfill:, whose fan-out is generated for airflow and argo only: generate those, or leave %s out with --select", t.Name, t.Name)
+		}
 	}
 	if target == "dagster" {
 		v.dagsterKeys()
@@ -147,8 +203,9 @@ func (v *view) addTasks(f *dagfile.File, sel []*dagfile.Task, opts Options) erro
 		tags = append(tags, t.Tags...)
 		v.AllVars = append(v.AllVars, tv.Vars...)
 		for _, u := range tv.Upstream {
-			v.Edges = append(v.Edges, edge{From: u, To: t.Name})
+			v.Edges = append(v.Edges, edge{From: u, To: t.Name, FromID: lastID(picked[u]), ToID: tv.First})
 		}
+		v.Backfills = v.Backfills || tv.Workers > 0
 	}
 	v.Tags, v.AllVars = uniq(tags), uniq(v.AllVars)
 	slices.SortFunc(v.Volumes, func(a, b dagfile.Volume) int { return cmp.Compare(a.Name, b.Name) })
@@ -182,13 +239,36 @@ func newTaskView(f *dagfile.File, t *dagfile.Task, picked map[string]*dagfile.Ta
 	for _, u := range t.Upstream {
 		if up := picked[u]; up != nil {
 			tv.Upstream = append(tv.Upstream, u)
-			tv.UpstreamKube = append(tv.UpstreamKube, kubeName(u))
+			tv.UpstreamKube = append(tv.UpstreamKube, lastKube(up))
 			tv.DepKeys = append(tv.DepKeys, depKeys(t, up)...)
 		}
+	}
+	tv.Steps = steps(t, podDagfile(f, opts), tv.UpstreamKube)
+	first, last := tv.Steps[0], tv.Steps[len(tv.Steps)-1]
+	tv.First, tv.Last, tv.FirstKube, tv.LastKube = first.ID, last.ID, first.KubeName, last.KubeName
+	if t.Backfill != nil {
+		tv.Workers = t.Backfill.Workers
 	}
 	slices.SortFunc(tv.DepKeys, slices.Compare)
 	tv.DepKeys = slices.CompactFunc(tv.DepKeys, slices.Equal)
 	return tv
+}
+
+// lastID is the Airflow task id of a task's last step.
+func lastID(t *dagfile.Task) string {
+	if t.Backfill != nil {
+		return t.Name + "_" + RoleCheck
+	}
+	return t.Name
+}
+
+// lastKube is the Argo name of a task's last step: the check of a task
+// with backfill:, else the task.
+func lastKube(t *dagfile.Task) string {
+	if t.Backfill != nil {
+		return kubeName(t.Name) + "-" + RoleCheck
+	}
+	return kubeName(t.Name)
 }
 
 // depKeys returns the asset keys of up that t depends on: the tables of up

@@ -18,7 +18,7 @@ func init() { commands = append(commands, newBackfillCmd, newWorkerCmd) }
 
 func newBackfillCmd() *cobra.Command {
 	var a claimArgs
-	var shards int
+	var n int
 	cmd := &cobra.Command{
 		Use:   "backfill --task NAME --shards N --claims URL -f weir.yaml",
 		Short: "Cut a transfer task's backlog into N buckets for weir worker",
@@ -30,6 +30,8 @@ state (creating the table if needed), and plans the N buckets in the claim
 store (postgres://…[?schema=NAME] or sqlite:///path). Until the workers
 finish, an ordinary run of the task is refused as locked (exit 75). A plan
 already under way is kept; another N is refused. It prints the plan as JSON.
+Without --claims and --shards, the task's backfill: in the dagfile gives
+them (claims: names a connection, its URL from the environment).
 Only an append or merge transfer of one table with an integer cursor, into
 PostgreSQL, can be cut (a merge only on its cursor); anything else is bad
 input (exit 2). Exit codes: 0 planned (or nothing to backfill), 1 failure,
@@ -42,12 +44,12 @@ input (exit 2). Exit codes: 0 planned (or nothing to backfill), 1 failure,
 			}
 			defer r.Close()
 			defer s.Close()
-			res, err := r.Backfill(cmd.Context(), a.task, s, shards)
+			res, err := r.Backfill(cmd.Context(), a.task, s, shards(cmd, r, a.task, n))
 			return printBackfill(cmd.OutOrStdout(), res, err)
 		},
 	}
 	a.bind(cmd, "the transfer task to plan (required)")
-	cmd.Flags().IntVar(&shards, "shards", 4, "buckets to cut the backlog into")
+	cmd.Flags().IntVar(&n, "shards", 4, "buckets to cut the backlog into (default: the task's backfill: shards:, else 4)")
 	return cmd
 }
 
@@ -66,7 +68,8 @@ it next, and a worker whose bucket was taken over (its lease expired) has
 its commits refused and leaves the bucket. The worker that finds every
 bucket done commits the plan's head as the task's offset: later runs of the
 task continue from there. SIGTERM aborts the chunk under way (never
-committed) and frees the bucket. It prints what it did as JSON.
+committed) and frees the bucket. It prints what it did as JSON. Without
+--claims, the connection the task's backfill: claims: names is the store.
 Exit codes: 0 the task is caught up (every bucket done, or no backfill under
 way), 1 failure, 2 bad input (a task that cannot be cut), 75 every unfinished
 bucket is held by another live worker (retry later, or run with --wait, which
@@ -108,7 +111,7 @@ func (a *claimArgs) bind(cmd *cobra.Command, taskUsage string) {
 	f := cmd.Flags()
 	f.StringVarP(&a.file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringVar(&a.task, "task", "", taskUsage)
-	f.StringVar(&a.store, "claims", "", "the claim store: postgres://… or sqlite:///path (required)")
+	f.StringVar(&a.store, "claims", "", "the claim store: postgres://… or sqlite:///path (default: the connection the task's backfill: claims: names)")
 }
 
 // open checks the required flags and opens the dagfile's runner and the
@@ -117,19 +120,48 @@ func (a *claimArgs) open(cmd *cobra.Command) (*runner.Runner, claims.Store, erro
 	if err := required("--task", a.task); err != nil {
 		return nil, nil, err
 	}
-	if err := required("--claims", a.store); err != nil {
-		return nil, nil, err
-	}
 	r, err := loadRunner(a.file)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := claims.Open(cmd.Context(), a.store)
+	store, err := a.claimStore(r)
+	if err != nil {
+		r.Close()
+		return nil, nil, err
+	}
+	s, err := claims.Open(cmd.Context(), store)
 	if err != nil {
 		r.Close()
 		return nil, nil, err
 	}
 	return r, s, nil
+}
+
+// claimStore is --claims, else the URL of the connection the task's
+// backfill: claims: names in the dagfile (how the generated fan-out finds
+// it: the URL, a secret, comes from the environment like the task's other
+// connections, never from the command line).
+func (a *claimArgs) claimStore(r *runner.Runner) (string, error) {
+	if a.store != "" {
+		return a.store, nil
+	}
+	f := r.File()
+	t := f.Task(a.task)
+	if t == nil || t.Backfill == nil {
+		return "", required("--claims", "")
+	}
+	if err := f.Resolve(t); err != nil {
+		return "", &ExitCodeError{Code: ExitBadInput, Err: err}
+	}
+	return f.Connections[t.Backfill.Claims].URL(), nil
+}
+
+// shards is --shards when given, else the task's backfill: shards:.
+func shards(cmd *cobra.Command, r *runner.Runner, task string, n int) int {
+	if t := r.File().Task(task); t != nil && t.Backfill != nil && !cmd.Flags().Changed("shards") {
+		return t.Backfill.Shards
+	}
+	return n
 }
 
 func printBackfill(w io.Writer, res runner.BackfillResult, err error) error {

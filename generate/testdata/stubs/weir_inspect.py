@@ -3,6 +3,7 @@ what it defined as JSON.
 
     python3 weir_inspect.py airflow|dagster FILE            the task graph
     python3 weir_inspect.py airflow|dagster FILE TASK TRY   run one task (try TRY)
+    python3 weir_inspect.py airflow FILE --run              run the DAG once, in dependency order
 """
 import importlib.util
 import json
@@ -24,9 +25,13 @@ def airflow_graph():
     tasks = {}
     for tid, op in dag.tasks.items():
         kw = op.kwargs
+        mapped = getattr(op, "mapped_arg", None)
+        if mapped:  # a mapped task: its instances' commands
+            kw = {**kw, mapped: op.values[0]}
         argv = shlex.split(kw["bash_command"]) if "bash_command" in kw else kw["cmds"] + kw["arguments"]
         tasks[tid] = {
-            "operator": type(op).__mro__[1].__name__,
+            "mapped": len(op.values) if mapped else 0,
+            "operator": (op.cls if mapped else type(op)).__mro__[1].__name__,
             "upstream": sorted(op.upstream),
             "argv": argv,
             "retries": op.weir_retries,
@@ -89,6 +94,30 @@ def run_airflow(task, try_number):
         return {"outcome": type(err).__name__, "message": str(err)}
 
 
+def run_airflow_dag():
+    """Runs every task once as Airflow's scheduler would (all_success: a task
+    runs when all its upstream tasks succeeded, else it is upstream_failed)
+    and returns each task's state in the order they ran, and the run's."""
+    (dag,) = RECORD["dags"]
+    states, order = {}, []
+    while len(states) < len(dag.tasks):
+        ready = sorted(t for t, op in dag.tasks.items() if t not in states and all(u in states for u in op.upstream))
+        if not ready:
+            raise SystemExit("cycle")
+        for tid in ready:
+            op = dag.tasks[tid]
+            if any(states[u] != "success" for u in op.upstream):
+                states[tid] = "upstream_failed"
+            else:
+                try:
+                    op.execute({"ti": TI(1)})
+                    states[tid] = "success"
+                except Exception as err:  # noqa: BLE001
+                    states[tid] = "failed: " + type(err).__name__
+            order.append([tid, states[tid]])
+    return {"tasks": order, "state": "success" if all(v == "success" for v in states.values()) else "failed"}
+
+
 def run_dagster(task, _try):
     import dagster as dg
 
@@ -112,7 +141,9 @@ def run_dagster(task, _try):
 def main():
     kind, path = sys.argv[1], sys.argv[2]
     load(path)
-    if len(sys.argv) > 3:
+    if len(sys.argv) == 4 and sys.argv[3] == "--run":
+        out = run_airflow_dag()
+    elif len(sys.argv) > 3:
         run = run_airflow if kind == "airflow" else run_dagster
         out = run(sys.argv[3], int(sys.argv[4]))
     else:

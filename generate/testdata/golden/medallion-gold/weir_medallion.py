@@ -63,9 +63,11 @@ class WeirOperator(BashOperator):
     command's last stdout line, is the task's XCom."""
 
     def __init__(self, *, weir_retries, **kwargs):
+        # Given by the mapped workers of a backfill in .partial() (Airflow
+        # schedules a mapped task's retries from there).
+        kwargs.setdefault("retries", weir_retries + LOCK_RETRIES)
         super().__init__(
             skip_on_exit_code=[EXIT_LOCKED, EXIT_BAD_INPUT],
-            retries=weir_retries + LOCK_RETRIES,
             **kwargs,
         )
         self.weir_retries = weir_retries

@@ -52,14 +52,16 @@ class WeirOperator(KubernetesPodOperator):
     is the task's XCom (weir writes it to the pod's XCom file)."""
 
     def __init__(self, *, weir_retries, **kwargs):
+        # Given by the mapped workers of a backfill in .partial() (Airflow
+        # schedules a mapped task's retries from there).
+        kwargs.setdefault("retries", weir_retries + LOCK_RETRIES)
+        kwargs.setdefault("do_xcom_push", True)
+        kwargs.setdefault("env_vars", {"WEIR_REPORT_FILE": "/airflow/xcom/return.json"})
         super().__init__(
             skip_on_exit_code=[EXIT_LOCKED, EXIT_BAD_INPUT],
-            retries=weir_retries + LOCK_RETRIES,
             image="weir:1.0",
             cmds=["weir"],
             get_logs=True,
-            do_xcom_push=True,
-            env_vars={"WEIR_REPORT_FILE": "/airflow/xcom/return.json"},
             **kwargs,
         )
         self.weir_retries = weir_retries

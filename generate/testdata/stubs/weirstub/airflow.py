@@ -1,4 +1,5 @@
 """Recording stand-ins for Airflow's DAG, Asset and operators."""
+import inspect
 import json
 import os
 import subprocess
@@ -68,6 +69,11 @@ class BaseOperator:
         self.kwargs, self.upstream = kwargs, set()
         self.retries = kwargs.get("retries", 0)
         DAG.current.tasks[self.task_id] = self
+
+    @classmethod
+    def partial(cls, **kwargs):
+        """Dynamic task mapping: cls.partial(...).expand(arg=[...])."""
+        return _Partial(cls, kwargs)
 
     def __rshift__(self, other):
         for o in other if isinstance(other, list) else [other]:
@@ -148,3 +154,68 @@ class _Connection:
 
     def get_uri(self):
         return self.uri
+
+
+class _Partial:
+    def __init__(self, cls, kwargs):
+        self.cls, self.kwargs = cls, kwargs
+
+    def expand(self, **mapped):
+        return MappedOperator(self.cls, self.kwargs, mapped)
+
+
+class MappedOperator(BaseOperator):
+    """A mapped task: one instance of cls per element of the mapped argument
+    (one argument only, as the generated code maps), made when it runs, as
+    Airflow unmaps a task instance. A mapped task fails when one of its
+    instances fails."""
+
+    def __init__(self, cls, partial, mapped):
+        if len(mapped) != 1:
+            raise TypeError(f"the stub maps one argument, got {sorted(mapped)}")
+        ((self.mapped_arg, self.values),) = mapped.items()
+        if not isinstance(self.values, list) or not self.values:
+            raise TypeError(f"expand({self.mapped_arg}=...) needs a non-empty list")
+        if self.mapped_arg in partial:
+            raise TypeError(f"{self.mapped_arg} is both partial and mapped")
+        self.cls, self.partial_kwargs = cls, partial
+        # partial() takes what cls's __init__ takes, as Airflow checks it
+        own = {n for n, p in inspect.signature(cls.__init__).parameters.items() if p.kind == p.KEYWORD_ONLY}
+        self.allowed = cls.allowed | own
+        super().__init__(**partial)
+        self.retries = partial.get("retries", 0)  # Airflow schedules a mapped task's retries from partial()
+
+    def instances(self):
+        """The unmapped operators, outside the DAG's record."""
+        current, DAG.current = DAG.current, _Scratch()
+        try:
+            return [self.cls(**self.partial_kwargs, **{self.mapped_arg: v}) for v in self.values]
+        finally:
+            DAG.current = current
+
+    def execute(self, context):
+        """Runs every instance (Airflow runs them all, in parallel); fails
+        with the first failure once all have run."""
+        out, errs = [], []
+        for op in self.instances():
+            try:
+                out.append(op.execute(context))
+            except Exception as err:  # noqa: BLE001
+                errs.append(err)
+        if errs:
+            raise errs[0]
+        return out
+
+
+class _Scratch:
+    """A DAG stand-in for unmapping: instances share their task_id."""
+
+    def __init__(self):
+        self.tasks = _AnyTasks()
+
+
+class _AnyTasks(dict):
+    """Accepts the same task_id again (each instance of a mapped task)."""
+
+    def __contains__(self, key):
+        return False
