@@ -28,6 +28,7 @@ type DB struct {
 	Schema string
 	pg     *pgx.Conn
 	my     *sql.Conn
+	myDB   *sql.DB // my's pool, closed with it (an open pool keeps its connection)
 	ch     *clickhousetest.Fixture // clickhouse.go
 }
 
@@ -55,7 +56,7 @@ func Open(t *testing.T, ctx context.Context, kind string) *DB {
 		}
 	case "mysql":
 		d.URL = routestest.ServerURL(t, "WEIR_TEST_MYSQL")
-		d.my = mysqlConn(t, ctx, d.URL)
+		d.myDB, d.my = mysqlConn(t, ctx, d.URL)
 	case "clickhouse":
 		d.openClickHouse(t)
 		return d
@@ -73,7 +74,7 @@ func Open(t *testing.T, ctx context.Context, kind string) *DB {
 	return d
 }
 
-func mysqlConn(t *testing.T, ctx context.Context, raw string) *sql.Conn {
+func mysqlConn(t *testing.T, ctx context.Context, raw string) (*sql.DB, *sql.Conn) {
 	u, err := routes.ParseURL(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -87,9 +88,10 @@ func mysqlConn(t *testing.T, ctx context.Context, raw string) *sql.Conn {
 	db.SetMaxOpenConns(1)
 	c, err := db.Conn(ctx)
 	if err != nil {
+		db.Close()
 		t.Fatal(err)
 	}
-	return c
+	return db, c
 }
 
 func (d *DB) createSQL() string {
@@ -109,6 +111,7 @@ func (d *DB) drop() {
 	if d.my != nil {
 		d.my.ExecContext(ctx, "DROP DATABASE IF EXISTS "+d.Schema)
 		d.my.Close()
+		d.myDB.Close()
 	}
 }
 
