@@ -28,7 +28,7 @@ type DB struct {
 	Schema string
 	pg     *pgx.Conn
 	my     *sql.Conn
-	myDB   *sql.DB // my's pool, closed with it (an open pool keeps its connection)
+	myDB   *sql.DB                 // my's pool, closed with it (an open pool keeps its connection)
 	ch     *clickhousetest.Fixture // clickhouse.go
 }
 
