@@ -14,9 +14,11 @@
 // worker whose lease was taken over learns it (ErrLost) and stops.
 //
 // Backends: postgres:// (a _weir_claims table; the natural choice where a
-// PostgreSQL is already there) and sqlite:///path (one machine). Both take
-// the lease's clock from one place (the PostgreSQL server's now(); the
-// machine's clock for SQLite), never from the workers' own clocks.
+// PostgreSQL is already there), etcd:// (keys under a prefix, each claim
+// attached to an etcd lease, so a dead worker's claim expires by itself)
+// and sqlite:///path (one machine). Each takes the lease's clock from one
+// place (the PostgreSQL server's now(), the etcd leader's lease countdown,
+// the machine's clock for SQLite), never from the workers' own clocks.
 package claims
 
 import (
@@ -27,6 +29,7 @@ import (
 	"time"
 
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/scheme"
 )
 
 // TableName is the claim store's table. weir creates it and never drops it.
@@ -82,24 +85,26 @@ type Store interface {
 	Close() error
 }
 
-// Open opens the store a URL names: postgres://…[?schema=NAME] or
-// sqlite:///path/to/claims.db.
+// Open opens the store a URL names: postgres://…[?schema=NAME],
+// etcd://[user:password@]host:port[/prefix] or sqlite:///path/to/claims.db.
 func Open(ctx context.Context, raw string) (Store, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: claim store URL: %w", routes.ErrBadInput, err)
 	}
-	switch u.Scheme {
+	switch u.Scheme { // each of scheme.ClaimStores
 	case "postgres", "postgresql":
 		return openPostgres(ctx, u)
 	case "sqlite":
 		return openSQLite(ctx, u)
+	case "etcd":
+		return openEtcd(ctx, u)
 	}
-	return nil, fmt.Errorf("%w: claim store %q: unknown scheme %q (use postgres:// or sqlite:///path)", routes.ErrBadInput, redact(u), u.Scheme)
+	return nil, fmt.Errorf("%w: claim store %q: unknown scheme %q (use %s)", routes.ErrBadInput, redact(u), u.Scheme, scheme.ClaimStoresHint)
 }
 
-// redact is u without its password, for messages.
-func redact(u *url.URL) string { return u.Redacted() }
+// redact is u with its secrets hidden, for messages (routes.Redact).
+func redact(u *url.URL) string { return routes.Redact(u.String()) }
 
 func checkPlan(task string, n int) error {
 	if task == "" {

@@ -17,15 +17,20 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/weirhq/weir/claims"
+	"github.com/weirhq/weir/claims/claimstest"
+	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/routestest"
 )
 
 // backends are the stores every test runs against: a fresh schema of the
-// test PostgreSQL (dropped at the end) and a fresh SQLite file.
+// test PostgreSQL (dropped at the end), a fresh prefix of the test etcd
+// (its keys deleted at the end) and a fresh SQLite file.
 func backends(t *testing.T) map[string]string {
 	t.Helper()
+	etcd := claimstest.EtcdURL(t)
 	pg := routestest.ServerURL(t, "WEIR_TEST_PG")
 	schema := routestest.Name("weir_claims")
 	u, err := url.Parse(pg)
@@ -48,6 +53,7 @@ func backends(t *testing.T) map[string]string {
 	})
 	return map[string]string{
 		"postgres": u.String(),
+		"etcd":     etcd,
 		"sqlite":   "sqlite://" + filepath.Join(t.TempDir(), "claims.db"),
 	}
 }
@@ -397,4 +403,187 @@ func TestHelperWorker(t *testing.T) {
 		fmt.Printf("done %d\n", c.Bucket)
 	}
 	t.Fatal("the task did not finish in 30 s")
+}
+
+// TestStore_TaskNames: tasks whose names are prefixes of each other, or
+// spell one another escaped, keep their own buckets: planned, claimed,
+// completed and forgotten apart.
+func TestStore_TaskNames(t *testing.T) {
+	names := []string{"a", "a/b", "ab", "a/", "a%2Fb", "a/b/c", "b"}
+	for name, raw := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t, raw)
+			for i, task := range names {
+				if n, err := s.Plan(ctx, task, i+1); err != nil || n != i+1 {
+					t.Fatalf("plan %q = %d, %v; want %d", task, n, err, i+1)
+				}
+			}
+			c, err := s.Claim(ctx, "a", "w", time.Minute) // a's one bucket
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Complete(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Claim(ctx, "a", "w", time.Minute); !errors.Is(err, claims.ErrNoneFree) {
+				t.Fatalf("claim of done task a = %v, want ErrNoneFree", err)
+			}
+			if err := s.Forget(ctx, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Claim(ctx, "a", "w", time.Minute); !errors.Is(err, claims.ErrNotPlanned) {
+				t.Fatalf("claim of forgotten task a = %v, want ErrNotPlanned", err)
+			}
+			for i, task := range names[1:] {
+				l, err := s.List(ctx, task)
+				if err != nil || len(l) != i+2 {
+					t.Fatalf("task %q after a was done and forgotten: %d buckets, %v; want %d", task, len(l), err, i+2)
+				}
+				for _, c := range l {
+					if c.Task != task || c.Buckets != i+2 || c.Done || c.Token != 0 || c.Owner != "" {
+						t.Errorf("task %q: bucket %+v, want its own and free", task, c)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestStore_RenewTTL: Renew with another ttl than the claim's moves the
+// lease's end: a claim shortened to 2 s is free after it, one lengthened
+// from 2 s to a minute is still held.
+func TestStore_RenewTTL(t *testing.T) {
+	for name, raw := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t, raw)
+			if _, err := s.Plan(ctx, "t", 2); err != nil {
+				t.Fatal(err)
+			}
+			longer, err := s.Claim(ctx, "t", "longer", 2*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shorter, err := s.Claim(ctx, "t", "shorter", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if longer, err = s.Renew(ctx, longer, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if shorter, err = s.Renew(ctx, shorter, 2*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			var next claims.Claim
+			for deadline := start.Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				next, err = s.Claim(ctx, "t", "next", time.Minute)
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, claims.ErrNoneFree) || time.Now().After(deadline) {
+					t.Fatalf("claim after the shortened lease = %v", err)
+				}
+			}
+			if next.Bucket != shorter.Bucket || next.Token != shorter.Token+1 {
+				t.Fatalf("after the shortened lease: claimed %+v, want bucket %d", next, shorter.Bucket)
+			}
+			if time.Since(start) < time.Second {
+				t.Errorf("the shortened lease ended after %v, want about 2 s", time.Since(start))
+			}
+			if _, err := s.Claim(ctx, "t", "late", time.Minute); !errors.Is(err, claims.ErrNoneFree) {
+				t.Fatalf("claim while the lengthened lease runs = %v, want ErrNoneFree", err)
+			}
+			if _, err := s.Renew(ctx, shorter, time.Minute); !errors.Is(err, claims.ErrLost) {
+				t.Errorf("renew of the taken-over claim = %v, want ErrLost", err)
+			}
+			if err := s.Complete(ctx, longer); err != nil {
+				t.Errorf("complete of the lengthened claim: %v", err)
+			}
+		})
+	}
+}
+
+// TestOpen_BadURL: a claim store URL that cannot name a store is bad
+// input; an unreachable etcd is not, and no message shows its password.
+func TestOpen_BadURL(t *testing.T) {
+	ctx := context.Background()
+	for _, raw := range []string{"etcd://", "etcd://u:s3cret@127.0.0.1", "etcd://u:s3cret@127.0.0.1:12379?tls=1", "nats://u:s3cret@h:1", "sqlite://"} {
+		_, err := claims.Open(ctx, raw)
+		if !errors.Is(err, routes.ErrBadInput) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Open(%s) = %v, want bad input without the password", routes.Redact(raw), err)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := claims.Open(cctx, "etcd://u:s3cret@127.0.0.1:1/p") // nothing listens on port 1
+	t.Logf("unreachable: %v", err)
+	if err == nil || errors.Is(err, routes.ErrBadInput) || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("Open of an unreachable etcd = %v, want a failure that is not bad input, without the password", err)
+	}
+}
+
+// TestEtcd_KilledWorkerLeaseExpires: a worker process SIGKILLed while it
+// holds a claim loses it by itself: nobody calls the store, and etcd
+// deletes the claim's key when its lease (1 s asked, etcd's minimum
+// granted) expires; the bucket is then free with the token of that claim.
+func TestEtcd_KilledWorkerLeaseExpires(t *testing.T) {
+	raw := claimstest.EtcdURL(t)
+	cli, prefix := claimstest.EtcdClient(t, raw)
+	ctx := routestest.Context(t, time.Minute)
+	s := open(t, raw)
+	if _, err := s.Plan(ctx, "procs", 2); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWorker$")
+	cmd.Env = append(os.Environ(), "WEIR_CLAIMS_WORKER="+raw, "WEIR_CLAIMS_OWNER=victim", "WEIR_CLAIMS_HOLD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || sc.Text() != "held 0" {
+		cmd.Process.Kill()
+		t.Fatalf("victim: %q, want held 0", sc.Text())
+	}
+	keys, err := cli.Get(ctx, prefix+"/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lease clientv3.LeaseID
+	for _, kv := range keys.Kvs {
+		if kv.Lease != 0 {
+			lease = clientv3.LeaseID(kv.Lease)
+		}
+	}
+	if lease == 0 {
+		t.Fatalf("no key under %s is attached to a lease: %v", prefix, keys.Kvs)
+	}
+	watch := cli.Watch(ctx, prefix+"/", clientv3.WithPrefix(), clientv3.WithRev(keys.Header.Revision+1))
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	select {
+	case w := <-watch:
+		if w.Err() != nil || len(w.Events) != 1 || w.Events[0].Type != clientv3.EventTypeDelete {
+			t.Fatalf("after the kill etcd did %+v (%v), want the claim's key deleted", w.Events, w.Err())
+		}
+	case <-ctx.Done():
+		t.Fatal("the killed worker's claim was not deleted within a minute")
+	}
+	t.Logf("claim deleted %v after the kill", time.Since(killed))
+	if ttl, err := cli.TimeToLive(ctx, lease); err != nil || ttl.TTL != -1 {
+		t.Errorf("the killed worker's lease: %+v, %v; want expired", ttl, err)
+	}
+	l, err := s.List(ctx, "procs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := l[0]; c.Owner != "" || c.Token != 1 || c.Done || !c.Expires.IsZero() {
+		t.Errorf("the killed worker's bucket %+v, want free after one claim", c)
+	}
 }

@@ -13,6 +13,8 @@ export WEIR_TEST_CLICKHOUSE_HTTP="${WEIR_TEST_CLICKHOUSE_HTTP:-clickhouse+http:/
 export WEIR_TEST_BIGQUERY="${WEIR_TEST_BIGQUERY:-bigquery://test-project/weir_test?endpoint=http://127.0.0.1:9050&swap=dml}"
 # An SQS server speaking the JSON protocol (fauxqs, scripts/services.sh).
 export WEIR_TEST_SQS="${WEIR_TEST_SQS:-http://127.0.0.1:19324}"
+# etcd (Debian's etcd-server 3.4, scripts/services.sh), for the etcd:// claim store.
+export WEIR_TEST_ETCD="${WEIR_TEST_ETCD:-etcd://127.0.0.1:12379}"
 
 # No build tag is needed: duck calls DuckDB's C Arrow functions itself
 # (docs/architecture.md). Models need cgo, Go's default with a C compiler.

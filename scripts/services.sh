@@ -33,26 +33,33 @@
 #               /var/cache/weir/fauxqs (Debian's nodejs and npm installed when missing),
 #               run by scripts/sqs/serve.mjs on 127.0.0.1 only; in memory, log in
 #               log/fauxqs.log (trimmed at start)
+#   etcd        127.0.0.1:12379 (client), :12380 (peer): Debian's etcd-server 3.4, one member
+#               run as user etcd with its data in $DIR/etcd/data; history compacted after an
+#               hour (--auto-compaction-retention), database capped at 256 MB
+#               (--quota-backend-bytes); no auth. Its settings are its flags: a running etcd
+#               started with other flags is restarted
 #
 # Layout: everything lives in DIR=${WEIR_TEST_DIR:-/var/tmp/weir-test} (it must be
 # traversable by the users postgres, mysql and clickhouse; a second set of instances in
 # another directory also needs WEIR_TEST_PG_PORT, WEIR_TEST_MYSQL_PORT,
-# WEIR_TEST_CLICKHOUSE_PORT, WEIR_TEST_CLICKHOUSE_HTTP_PORT, and shares the emulator):
+# WEIR_TEST_CLICKHOUSE_PORT, WEIR_TEST_CLICKHOUSE_HTTP_PORT, WEIR_TEST_SQS_PORT,
+# WEIR_TEST_ETCD_PORT, WEIR_TEST_ETCD_PEER_PORT, and shares the emulator):
 #   pg/  pg-sock/             PostgreSQL's data directory (own postgresql.conf, pg_hba.conf,
 #                             weir.conf with the settings below; logs in pg/log) and socket
 #   mariadb/                  my.cnf, data/, socket, pid, error.log
 #   clickhouse/               config.xml, users.xml, data/, tmp/, user_files/, log/
+#   etcd/                     data/, etcd.pid, etcd.log (trimmed at start)
 #   log/                      this script's logs (apt, the BigQuery emulator, fauxqs)
 #   env.sh, ready             written by a run that brought all up (`stop` removes ready):
 #                             `source $DIR/env.sh` exports the WEIR_TEST_* URLs
 # Nothing grows without bound: retained WAL is capped (max_slot_wal_keep_size: an
 # abandoned replication slot is invalidated instead of filling the disk), binlogs expire
 # after a day, server logs rotate (PostgreSQL hourly and truncated, ClickHouse by size),
-# other logs are trimmed at start. Remove everything with `scripts/services.sh stop` and
-# `rm -rf $DIR`. Packages come from Debian (postgresql, mariadb-server, clickhouse-server,
-# nodejs and npm for the SQS server)
-# and are installed when missing; installing them may start the system's own servers on
-# their standard ports: those are left alone. (/var/tmp is pruned of files unused for 30
+# other logs are trimmed at start, etcd compacts its history hourly under a 256 MB quota.
+# Remove everything with `scripts/services.sh stop` and `rm -rf $DIR`. Packages come
+# from Debian (postgresql, mariadb-server, clickhouse-server, etcd-server, nodejs and npm
+# for the SQS server) and are installed when missing; installing them may start the
+# system's own servers on their standard ports: those are left alone. (/var/tmp is pruned of files unused for 30
 # days by systemd-tmpfiles on some machines: if an instance then fails to start, stop
 # it and remove its directory; the next run creates it again.)
 #
@@ -97,6 +104,8 @@ CH_HTTP_PORT=${WEIR_TEST_CLICKHOUSE_HTTP_PORT:-18123}
 BQ_PORT=9050
 BQ_GRPC_PORT=9060
 SQS_PORT=${WEIR_TEST_SQS_PORT:-19324}
+ETCD_PORT=${WEIR_TEST_ETCD_PORT:-12379}
+ETCD_PEER_PORT=${WEIR_TEST_ETCD_PEER_PORT:-12380}
 
 die() { printf 'services.sh: error: %s\n' "$*" >&2; exit 1; }
 note() { printf 'services.sh: %s\n' "$*" >&2; }
@@ -826,6 +835,85 @@ status_sqs() {
 }
 
 ###############################################################################
+# etcd (Debian's etcd-server 3.4)
+###############################################################################
+ETCD_BIN=/usr/bin/etcd
+ETCD_DIR=$DIR/etcd
+ETCD_PIDFILE=$ETCD_DIR/etcd.pid # written by the shell that execs etcd
+ETCD_LOG=$ETCD_DIR/etcd.log
+ETCD_API=http://127.0.0.1:$ETCD_PORT
+# One member on loopback. It never grows: history older than an hour is
+# compacted, the database is capped at 256 MB (past it etcd refuses writes
+# with "mvcc: database space exceeded" rather than filling the disk), 5 WAL
+# and snapshot files are kept, and the tests delete their keys.
+ETCD_ARGS=(--name weir-test --data-dir "$ETCD_DIR/data"
+	--listen-client-urls "$ETCD_API" --advertise-client-urls "$ETCD_API"
+	--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT"
+	--initial-cluster "weir-test=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-state new
+	--auto-compaction-mode periodic --auto-compaction-retention 1h
+	--quota-backend-bytes 268435456 --max-wals 5 --max-snapshots 5
+	--logger zap --log-outputs stderr --log-level warn)
+
+etcd_ping() { curl -sf --max-time 5 "$ETCD_API/health" | grep -q '"health":"true"'; }
+etcd_running() { pid_alive "$ETCD_PIDFILE" etcd; }
+
+# etcd_args_ok — the running etcd was started with ETCD_ARGS (its settings
+# are flags: a different command line means a setting not in effect).
+etcd_args_ok() {
+	local pid want got
+	pid=$(grep -o -m1 '[0-9][0-9]*' "$ETCD_PIDFILE" 2>/dev/null) || return 1
+	want=$(printf '%s\n' "$ETCD_BIN" "${ETCD_ARGS[@]}")
+	got=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+	[ "$got" = "$want" ]
+}
+
+etcd_start() {
+	trim_log "$ETCD_LOG"
+	# setsid: its own session, so it outlives this script; the lock's descriptor
+	# is closed. The shell writes its pid and execs etcd (runuser forks).
+	setsid runuser -u etcd -- sh -c 'echo $$ >"$0"; exec "$@"' "$ETCD_PIDFILE" "$ETCD_BIN" "${ETCD_ARGS[@]}" \
+		</dev/null >>"$ETCD_LOG" 2>&1 9>&- &
+	wait_started $! "$WAIT_SECS" etcd_ping || {
+		tail -n 20 "$ETCD_LOG" >&2 2>/dev/null || true
+		die "etcd did not answer $ETCD_API/health within ${WAIT_SECS}s (log: $ETCD_LOG)"
+	}
+}
+
+etcd_ok_line() {
+	echo "etcd ok ($("$ETCD_BIN" --version 2>/dev/null | sed -n 's/^etcd Version: //p') on 127.0.0.1:$ETCD_PORT, peer :$ETCD_PEER_PORT, data $ETCD_DIR/data)$1"
+}
+
+setup_etcd() {
+	local action=""
+	getent passwd etcd >/dev/null || die "user etcd missing (it comes with the etcd-server package)"
+	install -d -o etcd -g etcd -m 0755 "$ETCD_DIR"
+	# Fast path: running with our flags and healthy.
+	if etcd_running && etcd_args_ok && etcd_ping; then
+		etcd_ok_line ""
+		return
+	fi
+	if etcd_running; then
+		note "restarting the etcd instance to apply its flags"
+		stop_pid etcd "$ETCD_PIDFILE" etcd >/dev/null
+		action=" (restarted)"
+	else
+		(: </dev/tcp/127.0.0.1/"$ETCD_PORT") 2>/dev/null && die "127.0.0.1:$ETCD_PORT is taken by a program that is not this directory's etcd"
+		action=" (started)"
+	fi
+	[ -d "$ETCD_DIR/data" ] || action=" (created)"
+	etcd_start
+	etcd_ok_line "$action"
+}
+
+status_etcd() {
+	if etcd_running; then
+		echo "etcd running (127.0.0.1:$ETCD_PORT, pid $(grep -o -m1 '[0-9][0-9]*' "$ETCD_PIDFILE"), data $ETCD_DIR/data)"
+	else
+		echo "etcd not running (data $ETCD_DIR/data$([ -d "$ETCD_DIR/data" ] || echo ': not created'))"
+	fi
+}
+
+###############################################################################
 # Packages
 ###############################################################################
 APT_UPDATED=0
@@ -862,6 +950,7 @@ install_packages() {
 		pkgs+=(mariadb-server mariadb-client)
 	[ -x "$CH_BIN" ] && command -v clickhouse-client >/dev/null || pkgs+=(clickhouse-server clickhouse-client)
 	command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm) # the SQS server (fauxqs)
+	[ -x "$ETCD_BIN" ] || pkgs+=(etcd-server)
 	[ "${#pkgs[@]}" -gt 0 ] || return 0
 	note "installing ${pkgs[*]} from Debian"
 	apt_install "${pkgs[@]}"
@@ -877,6 +966,7 @@ if [ "$CMD" = status ]; then
 	status_clickhouse
 	status_bigquery
 	status_sqs
+	status_etcd
 	[ -f "$DIR/ready" ] && echo "ready ($DIR/ready; URLs in $DIR/env.sh)" || echo "not ready (no $DIR/ready)"
 	exit 0
 fi
@@ -897,12 +987,13 @@ if [ "$CMD" = stop ]; then
 	stop_pid clickhouse "$CH_STATUS" clickhouse-serv
 	stop_bigquery
 	stop_sqs
+	stop_pid etcd "$ETCD_PIDFILE" etcd
 	exit 0
 fi
 
 install_packages
 [ "$CMD" = install ] && exit 0
-for u in postgres mysql clickhouse; do # each server must reach its directory
+for u in postgres mysql clickhouse etcd; do # each server must reach its directory
 	runuser -u "$u" -- test -x "$DIR" || die "$DIR is not reachable by user $u: choose a WEIR_TEST_DIR whose parents are world-executable"
 done
 
@@ -911,6 +1002,7 @@ setup_mariadb
 setup_clickhouse
 setup_bigquery
 setup_sqs
+setup_etcd
 
 # What the tests connect to (scripts/env.sh holds the same defaults): plain
 # exports, so that sourcing this file after an older env.sh points there.
@@ -920,5 +1012,6 @@ export WEIR_TEST_MYSQL='mysql://root@127.0.0.1:$MY_PORT/test'
 export WEIR_TEST_CLICKHOUSE='clickhouse://default@127.0.0.1:$CH_TCP_PORT/default'
 export WEIR_TEST_CLICKHOUSE_HTTP='clickhouse+http://default@127.0.0.1:$CH_HTTP_PORT/default'
 export WEIR_TEST_BIGQUERY='bigquery://test-project/weir_test?endpoint=http://127.0.0.1:$BQ_PORT&swap=dml'
-export WEIR_TEST_SQS='http://127.0.0.1:$SQS_PORT'" || true
+export WEIR_TEST_SQS='http://127.0.0.1:$SQS_PORT'
+export WEIR_TEST_ETCD='etcd://127.0.0.1:$ETCD_PORT'" || true
 [ -f "$DIR/ready" ] || : >"$DIR/ready"

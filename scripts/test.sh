@@ -7,8 +7,8 @@
 #
 # Brings the project's own test servers up (scripts/services.sh: PostgreSQL,
 # MariaDB, ClickHouse in /var/tmp/weir-test on ports of their own, the BigQuery
-# emulator — built on a machine's first run, ~20 minutes — and an SQS server,
-# fauxqs from npm), exports where the
+# emulator — built on a machine's first run, ~20 minutes — an SQS server,
+# fauxqs from npm, and an etcd), exports where the
 # tests find them (scripts/env.sh), then checks. The machine's own servers are
 # fingerprinted before and compared after (scripts/system-servers.sh): a run that
 # changed them fails.

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/weirhq/weir/claims/claimstest"
 	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/iceberg"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
@@ -80,6 +81,7 @@ tasks:
 	}
 	return &backfillFixture{pg: pg, dagf: dagf, rows: rows, sink: sink, lake: lake, stores: map[string]string{
 		"postgres": pg.URL() + sep + "schema=" + pg.Schema,
+		"etcd":     claimstest.EtcdURL(t),
 		"sqlite":   "sqlite://" + filepath.Join(dir, "claims.db"),
 	}}
 }
@@ -131,7 +133,11 @@ func TestWorker_Processes(t *testing.T) {
 		rows = n
 	}
 	for _, sink := range []string{"pg", "lake"} {
-		for _, store := range []string{"postgres", "sqlite"} {
+		stores := []string{"postgres", "sqlite"}
+		if sink == "pg" { // what etcd does here does not depend on the sink: one is enough
+			stores = append(stores, "etcd")
+		}
+		for _, store := range stores {
 			t.Run(sink+"/"+store, func(t *testing.T) { workerProcesses(t, sink, store, rows) })
 		}
 	}

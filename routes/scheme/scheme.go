@@ -25,3 +25,9 @@ var SourceOnly = []string{"github", "github+api", "gsheets"}
 // ObjectPaths are the schemes whose table names are object paths
 // (data/orders.csv), loaded under their file's stem (orders).
 var ObjectPaths = []string{"file", "s3", "gcs", "gs", "github"}
+
+// ClaimStores are the schemes of claim stores (package claims; claims.Open
+// opens each one), and ClaimStoresHint spells them for messages.
+var ClaimStores = []string{"postgres", "postgresql", "etcd", "sqlite"}
+
+const ClaimStoresHint = "postgres://…, etcd://host:port or sqlite:///path"
