@@ -3,6 +3,8 @@ package dagfile
 import (
 	"slices"
 	"strings"
+
+	"github.com/weirhq/weir/routes/scheme"
 )
 
 // Backfill is a task's backfill: the fan-out the generated code runs
@@ -13,13 +15,10 @@ import (
 type Backfill struct {
 	Shards  int    // buckets weir backfill cuts the backlog into
 	Workers int    // parallel weir worker steps (default Shards; at most Shards)
-	Claims  string // the claim store's connection: postgres:// or sqlite://
+	Claims  string // the claim store's connection: scheme.ClaimStores
 }
 
 var backfillKeys = []string{"shards", "workers", "claims"}
-
-// claimSchemes are the claim stores (package claims) a connection may name.
-var claimSchemes = []string{"postgres", "postgresql", "sqlite"}
 
 // backfill decodes a task's backfill: mapping and refuses a task that
 // weir backfill cannot cut: only a transfer of one table, mode append or
@@ -37,11 +36,11 @@ func (p *parser) backfill(t *Task, k field) {
 			p.d.fail(g.val, g.path, "%d workers for %d shards: a worker takes a whole bucket, so at most %d would work; set workers: to at most shards:", b.Workers, b.Shards, b.Shards)
 		}
 	}
-	if p.require(fs, k, "claims", "the connection of the claim store, postgres:// or sqlite://") {
+	if p.require(fs, k, "claims", "the connection of the claim store, "+scheme.ClaimStoresHint) {
 		b.Claims = p.conn(fs["claims"])
-		if c := p.f.Connections[b.Claims]; c != nil && c.Scheme() != "" && !slices.Contains(claimSchemes, c.Scheme()) {
+		if c := p.f.Connections[b.Claims]; c != nil && c.Scheme() != "" && !slices.Contains(scheme.ClaimStores, c.Scheme()) {
 			g := fs["claims"]
-			p.d.fail(g.val, g.path, "connection %q is %s://: a claim store is postgres:// or sqlite:///path; name such a connection", b.Claims, c.Scheme())
+			p.d.fail(g.val, g.path, "connection %q is %s://: a claim store is %s; name such a connection", b.Claims, c.Scheme(), scheme.ClaimStoresHint)
 		}
 	}
 	if p.cuttable(t, k) {

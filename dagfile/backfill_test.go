@@ -21,12 +21,16 @@ tasks:
 `
 
 func TestParse_Backfill(t *testing.T) {
-	f, err := Parse([]byte(bfHead+`  orders:
+	head := strings.Replace(bfHead, "  lake:", "  etcd_claims: etcd://etcd:2379\n  lake:", 1)
+	f, err := Parse([]byte(head+`  orders:
     transfer: {from: app, table: public.orders, to: wh, mode: append, cursor: id}
     backfill: {shards: 8, workers: 4, claims: claims}
   items:
     transfer: {from: app, table: public.items, to: wh, mode: merge}
     backfill: {shards: 3, claims: local_claims}
+  lines:
+    transfer: {from: app, table: public.lines, to: wh, mode: append}
+    backfill: {shards: 2, claims: etcd_claims}
 `), "testdata/weir.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +41,9 @@ func TestParse_Backfill(t *testing.T) {
 	}
 	if b := f.Task("items").Backfill; b == nil || *b != (Backfill{Shards: 3, Workers: 3, Claims: "local_claims"}) {
 		t.Errorf("items backfill = %+v, want workers defaulting to shards", b)
+	}
+	if b := f.Task("lines").Backfill; b == nil || b.Claims != "etcd_claims" {
+		t.Errorf("lines backfill = %+v, want its etcd:// claim store", b)
 	}
 	// The claim store is one of the task's connections: its variables are
 	// the task's, given to its pods and workers like the others.
@@ -71,9 +78,9 @@ func TestParse_BackfillRefused(t *testing.T) {
 		{"more workers than shards", "  a:\n    transfer: {from: app, table: public.x, to: wh, mode: append}\n    backfill: {shards: 2, workers: 3, claims: claims}\n",
 			"testdata/weir.yaml:12:36: tasks.a.backfill.workers: 3 workers for 2 shards: a worker takes a whole bucket, so at most 2 would work; set workers: to at most shards:"},
 		{"no claims", "  a:\n    transfer: {from: app, table: public.x, to: wh, mode: append}\n    backfill: {shards: 2}\n",
-			"testdata/weir.yaml:12:5: tasks.a.backfill: backfill needs claims: (the connection of the claim store, postgres:// or sqlite://)"},
+			"testdata/weir.yaml:12:5: tasks.a.backfill: backfill needs claims: (the connection of the claim store, postgres://…, etcd://host:port or sqlite:///path)"},
 		{"claims not a store", "  a:\n    transfer: {from: app, table: public.x, to: wh, mode: append}\n    backfill: {shards: 2, claims: lake}\n",
-			"testdata/weir.yaml:12:35: tasks.a.backfill.claims: connection \"lake\" is iceberg://: a claim store is postgres:// or sqlite:///path; name such a connection"},
+			"testdata/weir.yaml:12:35: tasks.a.backfill.claims: connection \"lake\" is iceberg://: a claim store is postgres://…, etcd://host:port or sqlite:///path; name such a connection"},
 		{"claims unknown", "  a:\n    transfer: {from: app, table: public.x, to: wh, mode: append}\n    backfill: {shards: 2, claims: claim}\n",
 			"testdata/weir.yaml:12:35: tasks.a.backfill.claims: unknown connection \"claim\" (did you mean \"claims\"?); defined: app, ch, claims, lake, local_claims, wh"},
 		{"unknown key", "  a:\n    transfer: {from: app, table: public.x, to: wh, mode: append}\n    backfill: {shards: 2, claims: claims, worker: 2}\n",

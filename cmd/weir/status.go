@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirhq/weir/claims"
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/scheme"
 	"github.com/weirhq/weir/runner"
 )
 
@@ -68,7 +69,7 @@ done).`,
 	f.StringVarP(&file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringSliceVar(&tasks, "task", nil, "tasks to show (names, tag:NAME, kind:KIND; default: all)")
 	f.BoolVar(&asJSON, "json", false, "print the statuses as JSON")
-	f.StringVar(&store, "claims", "", "also show the buckets of backfills under way, from this claim store (postgres://… or sqlite:///path)")
+	f.StringVar(&store, "claims", "", "also show the buckets of backfills under way, from this claim store ("+scheme.ClaimStoresHint+")")
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirhq/weir/claims"
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/scheme"
 	"github.com/weirhq/weir/runner"
 )
 
@@ -27,7 +28,8 @@ under the destination's lock it fixes the window from the table's committed
 offset to the integer cursor's maximum now, cuts it into N contiguous buckets
 of equal cursor width, commits the plan into the destination as the table's
 state (creating the table if needed), and plans the N buckets in the claim
-store (postgres://…[?schema=NAME] or sqlite:///path). Until the workers
+store (postgres://…[?schema=NAME], etcd://host:port[/prefix] or
+sqlite:///path). Until the workers
 finish, an ordinary run of the task is refused as locked (exit 75). A plan
 already under way is kept; another N is refused. It prints the plan as JSON.
 Without --claims and --shards, the task's backfill: in the dagfile gives
@@ -111,7 +113,7 @@ func (a *claimArgs) bind(cmd *cobra.Command, taskUsage string) {
 	f := cmd.Flags()
 	f.StringVarP(&a.file, "file", "f", "weir.yaml", "the dagfile")
 	f.StringVar(&a.task, "task", "", taskUsage)
-	f.StringVar(&a.store, "claims", "", "the claim store: postgres://… or sqlite:///path (default: the connection the task's backfill: claims: names)")
+	f.StringVar(&a.store, "claims", "", "the claim store: "+scheme.ClaimStoresHint+" (default: the connection the task's backfill: claims: names)")
 }
 
 // open checks the required flags and opens the dagfile's runner and the
