@@ -68,6 +68,21 @@ func open(t *testing.T, raw string) claims.Store {
 	return s
 }
 
+// claimOnceFree claims a bucket of task for owner (a minute's lease) as
+// soon as one is free, polling for 15 s at most: once a lease has expired.
+func claimOnceFree(t *testing.T, s claims.Store, task, owner string) claims.Claim {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		c, err := s.Claim(context.Background(), task, owner, time.Minute)
+		if err == nil {
+			return c
+		}
+		if !errors.Is(err, claims.ErrNoneFree) || time.Now().After(deadline) {
+			t.Fatalf("claim of %s once a lease has expired = %v", task, err)
+		}
+	}
+}
+
 // TestStore_Plan: planning is idempotent, a second plan with another
 // count is refused naming both, and claiming an unplanned task says so.
 func TestStore_Plan(t *testing.T) {
@@ -235,16 +250,7 @@ func TestStore_LeaseExpiry(t *testing.T) {
 			if _, err := s.Claim(ctx, "t", "live", time.Minute); !errors.Is(err, claims.ErrNoneFree) {
 				t.Fatalf("claim of a leased bucket = %v, want ErrNoneFree", err)
 			}
-			var live claims.Claim
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				live, err = s.Claim(ctx, "t", "live", time.Minute)
-				if err == nil {
-					break
-				}
-				if !errors.Is(err, claims.ErrNoneFree) || time.Now().After(deadline) {
-					t.Fatalf("claim after the lease = %v", err)
-				}
-			}
+			live := claimOnceFree(t, s, "t", "live")
 			if live.Bucket != dead.Bucket || live.Token != dead.Token+1 {
 				t.Fatalf("taken over: %+v after %+v, want the same bucket with the next token", live, dead)
 			}
@@ -476,16 +482,7 @@ func TestStore_RenewTTL(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			var next claims.Claim
-			for deadline := start.Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-				next, err = s.Claim(ctx, "t", "next", time.Minute)
-				if err == nil {
-					break
-				}
-				if !errors.Is(err, claims.ErrNoneFree) || time.Now().After(deadline) {
-					t.Fatalf("claim after the shortened lease = %v", err)
-				}
-			}
+			next := claimOnceFree(t, s, "t", "next")
 			if next.Bucket != shorter.Bucket || next.Token != shorter.Token+1 {
 				t.Fatalf("after the shortened lease: claimed %+v, want bucket %d", next, shorter.Bucket)
 			}
