@@ -36,7 +36,7 @@ func goldenCases() []goldenCase {
 		{"medallion-gold", "../examples/medallion/weir.yaml", gold, Targets},
 		{"quickstart", "testdata/quickstart/weir.yaml", Options{DagfilePath: "weir.yaml", OutDir: "dags"}, Targets},
 		{"deploy", "testdata/deploy/weir.yaml", Options{Operator: OperatorKubernetes, OutDir: "dags"}, []string{"airflow", "argo"}},
-		{"backfill", "testdata/backfill/weir.yaml", Options{DagfilePath: "weir.yaml", OutDir: "dags"}, []string{"airflow", "argo"}},
+		{"backfill", "testdata/backfill/weir.yaml", Options{DagfilePath: "weir.yaml", OutDir: "dags"}, Targets},
 		{"backfill-kubernetes", "testdata/backfill/weir.yaml", Options{Operator: OperatorKubernetes, DagfilePath: "/weir/weir.yaml", OutDir: "dags"}, []string{"airflow"}},
 	}
 	if _, err := os.Stat("../examples/quickstart/weir.yaml"); err == nil {

@@ -256,7 +256,7 @@ func wantDagster(t *testing.T, f *dagfile.File, opts Options) dagsterDefs {
 	sel := selected(t, f, opts)
 	d := dagsterDefs{Assets: map[string]*dagsterAsset{}}
 	for name, task := range sel {
-		a := &dagsterAsset{Function: "weir_" + name, Group: f.Name, Tags: task.Tags, Deps: [][]string{},
+		a := &dagsterAsset{Function: "weir_" + name, Group: f.Name, Tags: append([]string{}, task.Tags...), Deps: [][]string{},
 			Retries: task.Retries, RetryDelay: int(task.RetryDelay.Seconds()), Pool: task.Pool, Checks: []string{}}
 		for _, s := range task.Sinks() {
 			a.Keys = append(a.Keys, dagsterKey(s))

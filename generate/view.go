@@ -25,6 +25,7 @@ type view struct {
 	K8sModels                             bool             // a task sets resources or volumes (KubernetesPodOperator)
 	AirflowConns                          bool             // a task maps Airflow Connections (airflow_conn:)
 	Backfills                             bool             // a task has backfill: (its fan-out)
+	MaxWorkers                            int              // the most workers of a backfill (Dagster's max_concurrent)
 	Kubernetes                            bool
 	LockRetries, ExitLocked, ExitBadInput int
 	ReportFileEnv, XComReport, ArgoReport string
@@ -146,11 +147,6 @@ func newView(f *dagfile.File, opts Options, target string) (*view, error) {
 	if err := v.addTasks(f, sel, opts); err != nil {
 		return nil, err
 	}
-	for _, t := range v.Tasks {
-		if t.Workers > 0 && target == "dagster" {
-			return nil, fmt.Errorf("generate dagster: task %s has backfill:, whose fan-out is generated for airflow and argo only: generate those, or leave %s out with --select", t.Name, t.Name)
-		}
-	}
 	if target == "dagster" {
 		v.dagsterKeys()
 	}
@@ -206,6 +202,7 @@ func (v *view) addTasks(f *dagfile.File, sel []*dagfile.Task, opts Options) erro
 			v.Edges = append(v.Edges, edge{From: u, To: t.Name, FromID: lastID(picked[u]), ToID: tv.First})
 		}
 		v.Backfills = v.Backfills || tv.Workers > 0
+		v.MaxWorkers = max(v.MaxWorkers, tv.Workers)
 	}
 	v.Tags, v.AllVars = uniq(tags), uniq(v.AllVars)
 	slices.SortFunc(v.Volumes, func(a, b dagfile.Volume) int { return cmp.Compare(a.Name, b.Name) })

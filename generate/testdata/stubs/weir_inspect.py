@@ -3,7 +3,7 @@ what it defined as JSON.
 
     python3 weir_inspect.py airflow|dagster FILE            the task graph
     python3 weir_inspect.py airflow|dagster FILE TASK TRY   run one task (try TRY)
-    python3 weir_inspect.py airflow FILE --run              run the DAG once, in dependency order
+    python3 weir_inspect.py airflow|dagster FILE --run      run the DAG (the job) once, in dependency order
 """
 import importlib.util
 import json
@@ -62,10 +62,17 @@ def pod(kw):
 
 
 def dagster_graph():
+    from dagster._graphs import graph_record
+
     assets = {}
     for a in RECORD["assets"]:
         kw, specs = a["kwargs"], a["specs"]
         task = specs[0].kwargs["metadata"]["weir/task"]
+        if "graph" in a:  # a graph-backed asset: its ops carry the retries and the pool
+            ops = graph_record(a["graph"])
+            kw = {**kw, "retry_policy": a["graph"].nodes[0].op.retry_policy}
+            if ops[0]["pool"]:
+                kw["op_tags"] = {"dagster/concurrency_key": ops[0]["pool"]}
         assets[task] = {
             "function": a["fn"].__name__,
             "keys": [s.key.path for s in specs],
@@ -77,6 +84,8 @@ def dagster_graph():
             "pool": kw.get("op_tags", {}).get("dagster/concurrency_key", ""),
             "checks": ["/".join(c.asset.path) + ":" + c.name for c in kw.get("check_specs", [])],
         }
+        if "graph" in a:
+            assets[task]["ops"] = ops
     return {"assets": assets, "jobs": RECORD["jobs"], "schedules": RECORD["schedules"], "definitions": RECORD["definitions"]}
 
 
@@ -138,11 +147,77 @@ def run_dagster(task, _try):
     raise SystemExit(f"no asset for task {task}")
 
 
+def _try_loop(step_key, policy, run):
+    """Runs one step as dagster does: RetryRequested retries up to its
+    max_retries, a Failure with allow_retries=False never, any other error up
+    to the step's RetryPolicy. Returns (state, value)."""
+    import dagster as dg
+
+    tries, limit = 0, policy.max_retries if policy else 0
+    while True:
+        tries += 1
+        try:
+            return "success", run()
+        except dg.RetryRequested as err:
+            if tries > err.max_retries:
+                return "failure: RetryRequested", None
+        except dg.Failure as err:
+            if not err.allow_retries or tries > limit:
+                return "failure: Failure", None
+        except Exception as err:  # noqa: BLE001
+            if isinstance(err, (dg.DagsterInvalidDefinitionError, dg.DagsterInvariantViolationError, dg.DagsterTypeCheckDidNotPass)):
+                raise  # misuse of the API: the test fails
+            if tries > limit:
+                return "failure: " + type(err).__name__, None
+
+
+def run_dagster_job():
+    """Runs the job once as dagster's multiprocess executor would: each asset
+    once the assets it depends on are materialized (else it is skipped), a
+    graph-backed asset's ops as steps (a mapped op's steps at once, up to
+    the executor's max_concurrent). Returns the steps' states in order, the
+    asset keys materialized and the run's state."""
+    import os
+
+    import dagster as dg
+    from dagster._graphs import run_graph
+
+    (job,) = RECORD["jobs"]
+    executor = job["executor"] or {"name": "multiprocess", "config": {}}
+    max_concurrent = executor["config"].get("max_concurrent") or os.cpu_count()
+    done, steps, materialized, pending = {}, [], [], list(RECORD["assets"])
+    while pending:
+        ready = [a for a in pending if all(tuple(d.path) in done for s in a["specs"] for d in s.kwargs.get("deps", []))]
+        if not ready:
+            raise SystemExit("the assets' deps form a cycle or name no asset")
+        a = ready[0]
+        pending.remove(a)
+        keys = [tuple(s.key.path) for s in a["specs"]]
+        ok = all(done[tuple(d.path)] for s in a["specs"] for d in s.kwargs.get("deps", []))
+        if not ok:
+            steps.append([a["fn"].__name__, "skipped"])
+        elif "graph" in a:
+            got, ok = run_graph(a["graph"], _try_loop, max_concurrent)
+            steps += got
+        else:
+            def run():
+                return list(a["fn"](dg.AssetExecutionContext([s.key for s in a["specs"]]), dg.RESOURCES["pipes_subprocess_client"]))
+            state, _ = _try_loop(a["fn"].__name__, a["kwargs"]["retry_policy"], run)
+            steps.append([a["fn"].__name__, state])
+            ok = state == "success"
+        for k in keys:
+            done[k] = ok
+        if ok:
+            materialized += [list(k) for k in keys]
+    return {"steps": steps, "materialized": materialized, "max_concurrent": max_concurrent,
+            "executor": executor["name"], "state": "success" if all(done.values()) else "failure"}
+
+
 def main():
     kind, path = sys.argv[1], sys.argv[2]
     load(path)
     if len(sys.argv) == 4 and sys.argv[3] == "--run":
-        out = run_airflow_dag()
+        out = run_airflow_dag() if kind == "airflow" else run_dagster_job()
     elif len(sys.argv) > 3:
         run = run_airflow if kind == "airflow" else run_dagster
         out = run(sys.argv[3], int(sys.argv[4]))

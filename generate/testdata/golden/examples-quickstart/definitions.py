@@ -30,23 +30,28 @@ EXIT_BAD_INPUT = 2
 _EXIT_CODE = re.compile(r"code:? (-?\d+)")
 
 
-def _run_weir(context, pipes_client, task, retries, retry_delay):
-    """Runs one weir task under Dagster Pipes and yields what it reported."""
-    argv = [WEIR, "once", "--task", task, "-f", DAGFILE, "--json"]
+def _weir(context, pipes_client, verb, task, flags, retries, retry_delay):
+    """Runs weir VERB --task TASK -f DAGFILE FLAGS under Dagster Pipes and
+    returns what it reported, mapping its exit code to Dagster's retries."""
+    argv = [WEIR, verb, "--task", task, "-f", DAGFILE, *flags]
     context.log.info("running " + " ".join(argv))
     try:
-        results = pipes_client.run(command=argv, context=context).get_results()
+        return pipes_client.run(command=argv, context=context).get_results()
     except dg.DagsterPipesExecutionError as err:
         code = _EXIT_CODE.search(str(err))
         code = int(code.group(1)) if code else None
         if code == EXIT_LOCKED:
             raise dg.RetryRequested(max_retries=retries + LOCK_RETRIES, seconds_to_wait=retry_delay) from None
         raise dg.Failure(
-            description=f"weir once --task {task} exited {code}",
+            description=f"weir {verb} --task {task} exited {code}",
             metadata={"exit_code": code},
             allow_retries=code != EXIT_BAD_INPUT,
         ) from err
-    yield from results
+
+
+def _run_weir(context, pipes_client, task, retries, retry_delay):
+    """Runs one weir task under Dagster Pipes and yields what it reported."""
+    yield from _weir(context, pipes_client, "once", task, ["--json"], retries, retry_delay)
 
 
 

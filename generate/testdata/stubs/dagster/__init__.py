@@ -1,5 +1,6 @@
 """Stub of the dagster package: records assets, jobs and schedules, and
-runs a command under Dagster Pipes as PipesSubprocessClient does."""
+runs a command under Dagster Pipes as PipesSubprocessClient does. Ops,
+graph-backed assets and the dynamic fan-out are in _graphs."""
 import base64
 import json
 import os
@@ -139,6 +140,8 @@ class PipesSubprocessClient:
 
 
 def _results(messages, keys):
+    if not messages:  # a command that does not speak Pipes: dagster logs a warning and reports nothing
+        return []
     methods = [m["method"] for m in messages]
     if not methods or methods[0] != "opened" or methods[-1] != "closed" or methods.count("closed") != 1:
         raise DagsterPipesExecutionError(f"messages {methods}: want opened … closed")
@@ -205,8 +208,14 @@ class AssetSelection:
         return {"assets": [d.__name__ for d in defs]}
 
 
-def define_asset_job(name, selection=None, tags=None):
-    job = {"name": name, "selection": selection, "tags": tags}
+def define_asset_job(name, selection=None, **kwargs):
+    strict_kwargs("define_asset_job", kwargs, {"config", "description", "tags", "run_tags", "metadata", "partitions_def",
+                                               "executor_def", "hooks", "op_retry_policy"})
+    executor = kwargs.get("executor_def")
+    if executor is not None and not isinstance(executor, ExecutorDefinition):
+        raise TypeError(f"define_asset_job: executor_def {executor!r} is no ExecutorDefinition")
+    job = {"name": name, "selection": selection, "tags": kwargs.get("tags"),
+           "executor": {"name": executor.name, "config": executor.config} if executor else None}
     RECORD["jobs"].append(job)
     return job
 
@@ -227,3 +236,11 @@ class Definitions:
         RESOURCES.update(resources or {})
         RECORD["definitions"].append({"assets": len(assets or []), "jobs": len(jobs or []), "schedules": len(schedules or []),
                                       "resources": sorted(resources or {})})
+
+
+_RESOURCE_TYPES = (PipesSubprocessClient,)  # parameters annotated with these are resources, not inputs
+
+from dagster._graphs import (  # noqa: E402  (they use the classes above)
+    AssetIn, DagsterInvalidDefinitionError, DagsterInvariantViolationError, DagsterTypeCheckDidNotPass, DynamicOut,
+    DynamicOutput, ExecutorDefinition, In, Nothing, OpExecutionContext, Out, graph_asset, in_process_executor,
+    multiprocess_executor, op)
