@@ -1,0 +1,94 @@
+package weir_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/weirhq/weir"
+	"github.com/weirhq/weir/cdc/cdctest"
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/routestest"
+)
+
+// Attack tests of session 13, by an outside tester: a merge into a
+// MariaDB table the user made. Each failed on main with exit 0 and rows
+// lost.
+
+// attackS13Merge runs a PostgreSQL table s (id, k, v) as a merge by key
+// into the MariaDB table d, which the test has created, and returns the
+// run's error and d's rows afterwards.
+func attackS13Merge(t *testing.T, srcRows, destDDL, destRows string, key []string) (error, string) {
+	t.Helper()
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "mysql")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("s")+" (id bigint PRIMARY KEY, k text NOT NULL, v text)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("s")+" VALUES "+srcRows)
+	dst.Exec(t, ctx, "CREATE TABLE "+dst.Table("d")+" "+destDDL)
+	if destRows != "" {
+		dst.Exec(t, ctx, "INSERT INTO "+dst.Table("d")+" VALUES "+destRows)
+	}
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".s"}, DestTable: dst.Schema + ".d", Mode: routes.ModeMerge,
+		Cursor: "id", PrimaryKey: key}
+	_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+	return err, dst.Query(t, ctx, "SELECT COALESCE(GROUP_CONCAT(CONCAT_WS('|', id, HEX(k), v) ORDER BY id SEPARATOR ' '), '') FROM "+dst.Table("d"))
+}
+
+// TestAttackS13_MySQLMergeCaseInsensitiveKey: MariaDB's default collation
+// (utf8mb4_general_ci, PAD SPACE) holds 'a' = 'A' = 'a ' in a key. A
+// PostgreSQL source brings them as three keys; the staging table (binary
+// collation) takes all three, and INSERT … ON DUPLICATE KEY UPDATE then
+// folds them into one row of the user's table: two source rows gone,
+// exit 0. Want: the three rows, or bad input (exit 2, the table as it was).
+func TestAttackS13_MySQLMergeCaseInsensitiveKey(t *testing.T) {
+	err, got := attackS13Merge(t, "(1, 'a', 'one'), (2, 'A', 'two'), (3, 'a ', 'three')",
+		"(id bigint, k varchar(20) PRIMARY KEY, v text) DEFAULT CHARSET utf8mb4 COLLATE utf8mb4_general_ci", "", []string{"k"})
+	if err == nil {
+		if got != "1|61|one 2|41|two 3|6120|three" {
+			t.Fatalf("exit 0, yet the destination holds %q: three source keys, want three rows or a refusal", got)
+		}
+		return
+	}
+	if !errors.Is(err, routes.ErrBadInput) {
+		t.Fatalf("got %v, want bad input (exit 2)", err)
+	}
+	t.Log(err)
+	if got != "" {
+		t.Fatalf("refused, yet the destination holds %q", got)
+	}
+}
+
+// TestAttackS13_MySQLMergeOtherUniqueKey: ON DUPLICATE KEY UPDATE fires on
+// any unique key of the destination, not only the merge key. The user's
+// table has UNIQUE (k) besides PRIMARY KEY (id); the source brings id 2
+// with the k that id 1 holds: MariaDB updates row 1 in place (v
+// overwritten) and id 2 never lands, exit 0. PostgreSQL's ON CONFLICT (id)
+// fails on the other index instead. Want: bad input naming the table, or
+// the rows as the source has them (impossible here), never a silent
+// rewrite of another key's row.
+func TestAttackS13_MySQLMergeOtherUniqueKey(t *testing.T) {
+	err, got := attackS13Merge(t, "(2, 'x', 'two')",
+		"(id bigint PRIMARY KEY, k varchar(20) NOT NULL UNIQUE, v text)", "(1, 'x', 'one')", []string{"id"})
+	if err == nil {
+		t.Fatalf("exit 0, and the destination holds %q (id 1 had v 'one'; id 2 was brought)", got)
+	}
+	if !errors.Is(err, routes.ErrBadInput) {
+		t.Fatalf("got %v, want bad input (exit 2)", err)
+	}
+	t.Log(err)
+	if got != "1|78|one" {
+		t.Fatalf("refused, yet the destination holds %q, want it as it was", got)
+	}
+}
+
+// TestAttackS13_MySQLMergeCaseInsensitiveKeyHeld: the refusal above is
+// only for keys the destination folds: a merge into the same
+// case-insensitive table whose keys are distinct there updates and
+// inserts as before.
+func TestAttackS13_MySQLMergeCaseInsensitiveKeyHeld(t *testing.T) {
+	err, got := attackS13Merge(t, "(1, 'a', 'one'), (2, 'B', 'two')",
+		"(id bigint, k varchar(20) PRIMARY KEY, v text) DEFAULT CHARSET utf8mb4 COLLATE utf8mb4_general_ci", "(0, 'a', 'old')", []string{"k"})
+	if err != nil || got != "1|61|one 2|42|two" {
+		t.Fatalf("got %v, destination %q; want nil and the two rows", err, got)
+	}
+}
