@@ -492,8 +492,13 @@ func strictCast(id, typ string) string {
 	cast := fmt.Sprintf("TRY_CAST(%s AS %s)", id, typ)
 	switch {
 	case integerType.MatchString(typ):
+		// A fraction digit in the value's text, as for a decimal of scale
+		// 0: a double drops the .5 of 12345678901234567.5, which DuckDB
+		// rounds up; an exponent form is checked through DOUBLE.
 		d := fmt.Sprintf("TRY_CAST(%s AS DOUBLE)", id)
-		return fmt.Sprintf("CASE WHEN %s <> floor(%s) THEN NULL ELSE %s END", d, d, cast)
+		v := fmt.Sprintf("CAST(%s AS VARCHAR)", id)
+		frac := fmt.Sprintf(`(NOT regexp_matches(%s, '[eE]') AND regexp_matches(%s, '^\s*[+-]?\d*\.\d*[1-9]'))`, v, v)
+		return fmt.Sprintf("CASE WHEN %s OR %s <> floor(%s) THEN NULL ELSE %s END", frac, d, d, cast)
 	case decimalType.MatchString(typ):
 		// DuckDB rounds 1.005 into DECIMAL(10,2) as 1.01 (or 1.00 from a
 		// double): a digit past the scale does not cast. Plain DECIMAL is
