@@ -136,14 +136,17 @@ WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLLATION_NAME IS NOT NULL`, st.de
 	if err := rows.Close(); err != nil {
 		return err
 	}
-	var on, same, vals []string
+	// A key column without a collation compares by value: matched is
+	// enough (DATETIME(6) and DATETIME print one value differently).
+	var on, vals []string
+	same := []string{fmt.Sprintf("d.%s IS NOT NULL", quoteIdent(key[0]))}
 	for _, k := range key {
 		sv := "s." + quoteIdent(k)
 		if c, ok := colls[k]; ok {
 			sv = c
+			same = append(same, fmt.Sprintf("BINARY d.%s <=> BINARY %s", quoteIdent(k), sv))
 		}
 		on = append(on, fmt.Sprintf("d.%s = %s", quoteIdent(k), sv))
-		same = append(same, fmt.Sprintf("BINARY d.%s <=> BINARY %s", quoteIdent(k), sv))
 		vals = append(vals, "s."+quoteIdent(k))
 	}
 	q := fmt.Sprintf("SELECT CONCAT_WS('-', %s) FROM %s AS s LEFT JOIN %s AS d ON %s WHERE NOT (%s) LIMIT 1",
