@@ -126,3 +126,22 @@ func TestAttackS13_PostgresMergeNondeterministicKey(t *testing.T) {
 		t.Fatalf("an update of a itself: %v, destination %q", err, rows())
 	}
 }
+
+// TestAttackS13_MySQLMergeValueKeys: the check behind the refusals above
+// compares only collated key columns byte for byte: a user table keyed by
+// (DATETIME(6), DECIMAL(12,4)) that a source's timestamp and numeric(10,2)
+// merge into by value still updates, not refused because the server
+// prints the two types' values differently.
+func TestAttackS13_MySQLMergeValueKeys(t *testing.T) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "mysql")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("s")+" (seq bigint NOT NULL, ts timestamp NOT NULL, amt numeric(10,2) NOT NULL, v text, PRIMARY KEY (ts, amt))")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("s")+" VALUES (1, '2024-01-01 10:00:00', 1.50, 'new')")
+	dst.Exec(t, ctx, "CREATE TABLE "+dst.Table("d")+" (seq bigint, ts datetime(6) NOT NULL, amt decimal(12,4) NOT NULL, v text, PRIMARY KEY (ts, amt))")
+	dst.Exec(t, ctx, "INSERT INTO "+dst.Table("d")+" VALUES (0, '2024-01-01 10:00:00', 1.5, 'old')")
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".s"}, DestTable: dst.Schema + ".d", Mode: routes.ModeMerge, Cursor: "seq"}
+	_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+	if got := dst.Query(t, ctx, "SELECT GROUP_CONCAT(CONCAT_WS('|', seq, ts, amt, v)) FROM "+dst.Table("d")); err != nil || got != "1|2024-01-01 10:00:00.000000|1.5000|new" {
+		t.Fatalf("got %v, destination %q; want the row updated", err, got)
+	}
+}
