@@ -140,6 +140,14 @@ func (d *DB) DropView(ctx context.Context, name string) error {
 // its row count: the table may be read any number of times, with any
 // projection or filter. DB takes over r's reference.
 func (d *DB) Load(ctx context.Context, name string, r array.RecordReader) (int64, error) {
+	var names []string
+	for _, f := range r.Schema().Fields() {
+		names = append(names, f.Name)
+	}
+	if err := CheckNames(names); err != nil {
+		r.Release()
+		return 0, err
+	}
 	view := "_weir_load_" + name
 	if err := d.RegisterView(view, newPump(r)); err != nil {
 		return 0, err

@@ -475,25 +475,31 @@ func (ty *typing) typedFrom(from string, place bool) string {
 	return fmt.Sprintf("SELECT %s FROM %s", strings.Join(sel, ", "), from)
 }
 
-// The integer and timestamp type names strictCast guards.
+// The type names strictCast guards.
 var (
 	integerType   = regexp.MustCompile(`(?i)^\s*(u?(tiny|small|big|huge)?int(eger)?|int[1248]|int(16|32|64|128)|long|short|signed)\s*$`)
 	timestampType = regexp.MustCompile(`(?i)^\s*(timestamp(_s|_ms|_ns)?|datetime)\s*$`)
+	dateType      = regexp.MustCompile(`(?i)^\s*date\s*$`)
 	decimalType   = regexp.MustCompile(`(?i)^\s*(decimal|numeric)\s*(\(\s*\d+\s*(,\s*(\d+)\s*)?\))?\s*$`)
 )
 
 // strictCast is TRY_CAST(id AS typ), NULL (does not cast) where DuckDB's
 // cast would change the value without a word: a number with a fraction
 // into an integer type (DuckDB rounds 7.5 to 8), a digit past a decimal
-// type's scale (1.005 into DECIMAL(10,2)), and a timestamp text
+// type's scale (1.005 into DECIMAL(10,2)), a time of day into DATE, and a timestamp text
 // with a UTC offset into TIMESTAMP (DuckDB drops the offset: 10:00+02:00
 // became 10:00; it is 08:00 UTC).
 func strictCast(id, typ string) string {
 	cast := fmt.Sprintf("TRY_CAST(%s AS %s)", id, typ)
 	switch {
 	case integerType.MatchString(typ):
+		// A fraction digit in the value's text, as for a decimal of scale
+		// 0: a double drops the .5 of 12345678901234567.5, which DuckDB
+		// rounds up; an exponent form is checked through DOUBLE.
 		d := fmt.Sprintf("TRY_CAST(%s AS DOUBLE)", id)
-		return fmt.Sprintf("CASE WHEN %s <> floor(%s) THEN NULL ELSE %s END", d, d, cast)
+		v := fmt.Sprintf("CAST(%s AS VARCHAR)", id)
+		frac := fmt.Sprintf(`(NOT regexp_matches(%s, '[eE]') AND regexp_matches(%s, '^\s*[+-]?\d*\.\d*[1-9]'))`, v, v)
+		return fmt.Sprintf("CASE WHEN %s OR %s <> floor(%s) THEN NULL ELSE %s END", frac, d, d, cast)
 	case decimalType.MatchString(typ):
 		// DuckDB rounds 1.005 into DECIMAL(10,2) as 1.01 (or 1.00 from a
 		// double): a digit past the scale does not cast. Plain DECIMAL is
@@ -508,6 +514,10 @@ func strictCast(id, typ string) string {
 		v := fmt.Sprintf("CAST(%s AS VARCHAR)", id)
 		lost := fmt.Sprintf(`regexp_matches(%s, '^\s*[+-]?\d*\.\d{%s}0*[1-9]') OR (regexp_matches(%s, '[eE]') AND TRY_CAST(%s AS DOUBLE) <> TRY_CAST(%s AS DOUBLE))`, v, scale, v, cast, id)
 		return fmt.Sprintf("CASE WHEN %s THEN NULL ELSE %s END", lost, cast)
+	case dateType.MatchString(typ):
+		// DuckDB drops the time of day of a timestamp (or its text).
+		ts := fmt.Sprintf("TRY_CAST(%s AS TIMESTAMP)", id)
+		return fmt.Sprintf("CASE WHEN %s <> CAST(%s AS TIMESTAMP) THEN NULL ELSE %s END", ts, cast, cast)
 	case timestampType.MatchString(typ):
 		return fmt.Sprintf(`CASE WHEN regexp_matches(CAST(%s AS VARCHAR), '[T ]\d\d:\d\d(:\d\d(\.\d+)?)?\s*(Z|[+-]\d\d(:?\d\d)?)$') THEN TRY_CAST(timezone('UTC', TRY_CAST(%s AS TIMESTAMPTZ)) AS %s) ELSE %s END`, id, id, typ, cast)
 	}

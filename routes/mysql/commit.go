@@ -102,8 +102,66 @@ func (st *stage) commitDelta(ctx context.Context, exists bool, state routes.Stat
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("%s into %s: %w", st.opts.Mode, st.dest, err)
 		}
+		if st.opts.Mode == routes.ModeMerge {
+			if err := st.checkMerged(ctx, tx); err != nil {
+				return err
+			}
+		}
 		return saveState(ctx, tx, st.dest, state)
 	})
+}
+
+// checkMerged refuses, before COMMIT, a merge that folded a staged row into
+// another key's row: ON DUPLICATE KEY UPDATE fires on any unique key of the
+// destination, compared in its columns' collation (MariaDB's default
+// utf8mb4_general_ci holds 'a' = 'A' = 'a '), while the staging table is
+// binary. Every staged key must now be in the destination byte for byte.
+// The join compares in the destination's collation, so its index serves.
+func (st *stage) checkMerged(ctx context.Context, tx *sql.Tx) error {
+	key := st.mergeKey()
+	colls := make(map[string]string, len(key))
+	rows, err := tx.QueryContext(ctx, `SELECT COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLLATION_NAME IS NOT NULL`, st.dest.Schema, st.dest.Name)
+	if err != nil {
+		return fmt.Errorf("collations of %s: %w", st.dest, err)
+	}
+	for rows.Next() {
+		var col, cs, coll string
+		if err := rows.Scan(&col, &cs, &coll); err != nil {
+			rows.Close()
+			return err
+		}
+		colls[col] = fmt.Sprintf("CONVERT(s.%s USING %s) COLLATE %s", quoteIdent(col), cs, coll)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	// A key column without a collation compares by value: matched is
+	// enough (DATETIME(6) and DATETIME print one value differently).
+	var on, vals []string
+	same := []string{fmt.Sprintf("d.%s IS NOT NULL", quoteIdent(key[0]))}
+	for _, k := range key {
+		sv := "s." + quoteIdent(k)
+		if c, ok := colls[k]; ok {
+			sv = c
+			same = append(same, fmt.Sprintf("BINARY d.%s <=> BINARY %s", quoteIdent(k), sv))
+		}
+		on = append(on, fmt.Sprintf("d.%s = %s", quoteIdent(k), sv))
+		vals = append(vals, "s."+quoteIdent(k))
+	}
+	q := fmt.Sprintf("SELECT CONCAT_WS('-', %s) FROM %s AS s LEFT JOIN %s AS d ON %s WHERE NOT (%s) LIMIT 1",
+		strings.Join(vals, ", "), ident(st.table), ident(st.dest), strings.Join(on, " AND "), strings.Join(same, " AND "))
+	var example string
+	switch err := tx.QueryRowContext(ctx, q).Scan(&example); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("check the merge into %s: %w", st.dest, err)
+	}
+	k := "(" + strings.Join(key, ", ") + ")"
+	return &routes.ProbeError{Table: st.info.Ref.String(),
+		Problem: fmt.Sprintf("the merge's row with key %s = (%s) would not land as its own row of %s: a unique key of that table (its collation, which can hold 'a' = 'A' = 'a ', or another unique index than %s) takes it for another row; nothing was written", k, example, st.dest, k),
+		Hint:    fmt.Sprintf("give the key columns of %s a binary collation (ALTER TABLE … MODIFY … COLLATE utf8mb4_nopad_bin) and drop other unique indexes, or merge into a table weir creates", st.dest)}
 }
 
 // inTx runs fn in a transaction on the lock's session; the checkpoint

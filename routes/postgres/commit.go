@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -128,9 +129,57 @@ func (st *stage) apply(ctx context.Context, tx pgx.Tx, exists, becomes bool) err
 		return fmt.Errorf("evolve %s to the source's columns: %w", st.dest, err)
 	}
 	if st.opts.Mode == routes.ModeMerge {
-		return execAll(ctx, tx, st.mergeSQL(), st.dropSQL())
+		if err := execAll(ctx, tx, st.mergeSQL()); err != nil {
+			return err
+		}
+		if err := st.checkMerged(ctx, tx); err != nil {
+			return err
+		}
+		return execAll(ctx, tx, st.dropSQL())
 	}
 	return execAll(ctx, tx, st.insertSQL(), st.dropSQL())
+}
+
+// checkMerged refuses a merge that folded a staged row into another key's
+// row: a key column of citext or of a nondeterministic collation (a table
+// of yours) holds 'a' = 'A', so ON CONFLICT updated the row of 'a' with
+// the source's row of 'A'. Every staged key must now be in the destination
+// byte for byte. Tables without such a key column cost one catalog query.
+func (st *stage) checkMerged(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `SELECT a.attname::text, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+LEFT JOIN pg_collation c ON c.oid = a.attcollation
+WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2) AND (NOT COALESCE(c.collisdeterministic, true) OR a.atttypid = to_regtype('citext'))`, ident(st.dest), st.opts.Key)
+	if err != nil {
+		return fmt.Errorf("key collations of %s: %w", st.dest, err)
+	}
+	folds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
+		var c [2]string
+		return c, r.Scan(&c[0], &c[1])
+	})
+	if err != nil || len(folds) == 0 {
+		return err
+	}
+	var on, vals []string
+	for _, k := range st.opts.Key {
+		on = append(on, fmt.Sprintf("d.%s = s.%[1]s", quoteIdent(k)))
+		vals = append(vals, "s."+quoteIdent(k)+"::text")
+	}
+	for _, f := range folds {
+		on = append(on, fmt.Sprintf(`d.%s::text COLLATE "C" = s.%[1]s::text COLLATE "C"`, quoteIdent(f[0])))
+		on[slices.Index(st.opts.Key, f[0])] = fmt.Sprintf("d.%s = s.%[1]s::%s", quoteIdent(f[0]), f[1])
+	}
+	q := fmt.Sprintf("SELECT ARRAY[%s] FROM %s AS s WHERE NOT EXISTS (SELECT 1 FROM %s AS d WHERE %s) LIMIT 1",
+		strings.Join(vals, ", "), ident(st.table), ident(st.dest), strings.Join(on, " AND "))
+	var example []string
+	if err := tx.QueryRow(ctx, q).Scan(&example); errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("check the merge into %s: %w", st.dest, err)
+	}
+	k := "(" + strings.Join(st.opts.Key, ", ") + ")"
+	return &routes.ProbeError{Table: st.info.Ref.String(),
+		Problem: fmt.Sprintf("the merge's row with key %s = (%s) would not land as its own row of %s: its key columns compare case-insensitively (citext or a nondeterministic collation) and take it for another row; nothing was written", k, strings.Join(example, ", "), st.dest),
+		Hint:    fmt.Sprintf("give the key columns of %s a deterministic collation and a type like text, or merge into a table weir creates", st.dest)}
 }
 
 func (st *stage) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
