@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/weirhq/weir/routes"
@@ -119,7 +120,8 @@ func (st *stage) commitDelta(ctx context.Context, exists bool, state routes.Stat
 // The join compares in the destination's collation, so its index serves.
 func (st *stage) checkMerged(ctx context.Context, tx *sql.Tx) error {
 	key := st.mergeKey()
-	colls := make(map[string]string, len(key))
+	colls := make(map[string]string, len(key))      // column → its value in the destination's collation
+	collations := make(map[string]string, len(key)) // column → the collation's name
 	rows, err := tx.QueryContext(ctx, `SELECT COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS
 WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLLATION_NAME IS NOT NULL`, st.dest.Schema, st.dest.Name)
 	if err != nil {
@@ -132,8 +134,12 @@ WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLLATION_NAME IS NOT NULL`, st.de
 			return err
 		}
 		colls[col] = fmt.Sprintf("CONVERT(s.%s USING %s) COLLATE %s", quoteIdent(col), cs, coll)
+		collations[col] = coll
 	}
 	if err := rows.Close(); err != nil {
+		return err
+	}
+	if folds, err := st.canFold(ctx, tx, key, collations); err != nil || !folds {
 		return err
 	}
 	// A key column without a collation compares by value: matched is
@@ -162,6 +168,58 @@ WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLLATION_NAME IS NOT NULL`, st.de
 	return &routes.ProbeError{Table: st.info.Ref.String(),
 		Problem: fmt.Sprintf("the merge's row with key %s = (%s) would not land as its own row of %s: a unique key of that table (its collation, which can hold 'a' = 'A' = 'a ', or another unique index than %s) takes it for another row; nothing was written", k, example, st.dest, k),
 		Hint:    fmt.Sprintf("give the key columns of %s a binary collation (ALTER TABLE … MODIFY … COLLATE utf8mb4_nopad_bin) and drop other unique indexes, or merge into a table weir creates", st.dest)}
+}
+
+// canFold reports whether ON DUPLICATE KEY UPDATE could take a staged row
+// for another key's row: a key column's collation is not binary without
+// padding (a table weir creates has only such columns, keyedCollation), or
+// a unique index is not the key's own (another column, a subset of the key,
+// a prefix). When it cannot, checkMerged's join over every staged row is
+// skipped: a big merge into weir's own table pays two catalog queries.
+func (st *stage) canFold(ctx context.Context, tx *sql.Tx, key []string, collations map[string]string) (bool, error) {
+	for _, k := range key {
+		if c, ok := collations[k]; ok && !noPadBinary(c) {
+			return true, nil
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME, SUB_PART IS NOT NULL FROM information_schema.STATISTICS
+WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX`, st.dest.Schema, st.dest.Name)
+	if err != nil {
+		return false, fmt.Errorf("unique indexes of %s: %w", st.dest, err)
+	}
+	defer rows.Close()
+	indexes := map[string][]string{}
+	for rows.Next() {
+		var index, col string
+		var prefix bool
+		if err := rows.Scan(&index, &col, &prefix); err != nil {
+			return false, err
+		}
+		if prefix {
+			return true, nil
+		}
+		indexes[index] = append(indexes[index], col)
+	}
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	for _, cols := range indexes {
+		if len(cols) != len(key) {
+			return true, nil
+		}
+		for _, c := range cols {
+			if !slices.ContainsFunc(key, func(k string) bool { return strings.EqualFold(k, c) }) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// noPadBinary: a collation that compares byte for byte with no
+// trailing-space padding (utf8mb4_bin holds 'a' = 'a ').
+func noPadBinary(collation string) bool {
+	return strings.HasSuffix(collation, "_nopad_bin") || collation == "utf8mb4_0900_bin"
 }
 
 // inTx runs fn in a transaction on the lock's session; the checkpoint
