@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/weirhq/weir/routes"
@@ -250,16 +248,16 @@ func (st *stage) Abort(ctx context.Context) error {
 	return errors.Join(err, st.lease.release(ctx))
 }
 
-var chDecimalRE = regexp.MustCompile(`Decimal\((\d+), (\d+)\)`)
-
 // checkDrift refuses an append or merge (and a replica's or log's run)
 // whose source column no longer fits the destination's: the staging
 // table is made AS the destination, so the insert would round a decimal
 // whose scale or integer digits grew, or fail on a value halfway through
 // (a double into an Int32, a timestamp into a Date). A type the
 // destination holds exactly, or refuses value by value with an error
-// (chHolds), is kept. ClickHouse cannot widen in the commit's step
-// (ALTER … MODIFY COLUMN is a mutation), so the user decides.
+// (routes.Holds; the route's encoders check integer ranges, a decimal's
+// digits, a date's range, a timestamp's fractional digits), is kept.
+// ClickHouse cannot widen in the commit's step (ALTER … MODIFY COLUMN is
+// a mutation), so the user decides, for a decimal's integer digits too.
 func (st *stage) checkDrift(ctx context.Context) error {
 	types, err := st.e.columnTypes(ctx, st.dest)
 	if err != nil {
@@ -271,113 +269,53 @@ func (st *stage) checkDrift(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		fix := fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s, or run --mode replace", ident(st.dest), quoteIdent(c.Name), want)
-		if sm, dm := chDecimalRE.FindStringSubmatch(want), chDecimalRE.FindStringSubmatch(have); sm != nil && dm != nil {
-			sp, ss, _ := atoiPair(sm[1], sm[2])
-			dp, ds, _ := atoiPair(dm[1], dm[2])
-			if dp-ds < sp-ss || ds < ss {
-				return &routes.ProbeError{Table: st.dest.String(), Column: c.Name,
-					Problem: fmt.Sprintf("the source's values need %s and the destination's column is %s: they would be rounded", chDecimalRE.FindString(want), chDecimalRE.FindString(have)),
-					Hint:    fix}
-			}
-			continue
-		}
-		if !chHolds(have, want) {
-			return &routes.ProbeError{Table: st.dest.String(), Column: c.Name,
-				Problem: fmt.Sprintf("the source's column is now %s and the destination's is %s, which does not hold every value exactly", want, have),
-				Hint:    fix}
+		d, s := chColumnType(have), chColumnType(want)
+		narrower := d.Kind == routes.KindDecimal && s.Kind == routes.KindDecimal && d.Precision-d.Scale < s.Precision-s.Scale
+		if narrower || !routes.Holds(d, s, casts) {
+			return routes.LossyError(st.dest, c.Name, want, have,
+				fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s", ident(st.dest), quoteIdent(c.Name), want))
 		}
 	}
 	return nil
 }
 
-// chKind is a ClickHouse type as chHolds compares it.
-type chKind struct {
-	family string // int, float, decimal, date, datetime, string, bool; "" not compared
-	bits   int    // int: bits of magnitude (31 for Int32, 32 for UInt32); float: 32 or 64
-	scale  int    // decimal: scale; datetime: fractional digits
-	tz     string // datetime: the time zone named in the type, "" none
-}
+// casts: the route's encoders write a float into a String as its shortest
+// exact digits, and a boolean into a number as 0 or 1.
+var casts = routes.Casts{FloatText: true, BoolNumber: true}
 
-var chDateTimeRE = regexp.MustCompile(`^DateTime(64)?(?:\((?:(\d+))?(?:, )?(?:'([^']*)')?\))?$`)
-
-func chKindOf(typ string) chKind {
-	for _, w := range []string{"LowCardinality(", "Nullable("} { // LowCardinality(Nullable(T))
-		if strings.HasPrefix(typ, w) && strings.HasSuffix(typ, ")") {
-			typ = typ[len(w) : len(typ)-1]
+// chColumnType maps a ClickHouse type (parseType's, Nullable and
+// LowCardinality unwrapped) to the type the lossy-cast rule compares.
+// A DateTime keeps instants: in UTC (the zone weir creates it in), or in
+// no named zone, it reads as a wall clock; another zone is kept. Types not
+// compared (arrays, UUID, FixedString, Enum, …) are routes.KindOther.
+func chColumnType(typ string) routes.ColumnType {
+	t, err := parseType(typ)
+	for err == nil && (t.Name == "Nullable" || t.Name == "LowCardinality") {
+		t = *t.Elem
+	}
+	switch {
+	case err != nil:
+		return routes.ColumnType{}
+	case intWidth(t.Name) > 0:
+		return routes.ColumnType{Kind: routes.KindInt, Bits: routes.IntBits(intWidth(t.Name)*8, t.Name[0] != 'U')}
+	case strings.HasPrefix(t.Name, "Decimal"):
+		p, s := decimalParams(t)
+		return routes.ColumnType{Kind: routes.KindDecimal, Precision: p, Scale: s}
+	case t.Name == "DateTime" || t.Name == "DateTime64":
+		at := dateTimeArrow(t)
+		digits := 0
+		if t.Name == "DateTime64" {
+			digits, _ = t.intArg(0)
 		}
-	}
-	if n := intWidth(typ); n > 0 {
-		bits := n * 8
-		if typ[0] != 'U' {
-			bits--
+		zone := at.TimeZone
+		if zone == "UTC" {
+			zone = ""
 		}
-		return chKind{family: "int", bits: bits}
+		return routes.ColumnType{Kind: routes.KindTimestamp, Digits: digits, Zone: zone}
 	}
-	switch typ {
-	case "Float32":
-		return chKind{family: "float", bits: 32}
-	case "Float64":
-		return chKind{family: "float", bits: 64}
-	case "Date", "Date32":
-		return chKind{family: "date"}
-	case "String":
-		return chKind{family: "string"}
-	case "Bool":
-		return chKind{family: "bool"}
-	}
-	if m := chDecimalRE.FindStringSubmatch(typ); m != nil {
-		_, s, _ := atoiPair(m[1], m[2])
-		return chKind{family: "decimal", scale: s}
-	}
-	if m := chDateTimeRE.FindStringSubmatch(typ); m != nil {
-		p, _ := strconv.Atoi(m[2])
-		return chKind{family: "datetime", scale: p, tz: m[3]}
-	}
-	return chKind{}
-}
-
-// chHolds reports whether a destination column of type dest takes every
-// value of a source column that weir would create as src exactly, or
-// refuses a value that does not fit with an error (the route's encoders
-// check integer ranges, a decimal's digits, a date's range, a
-// timestamp's fractional digits). A float into an integer or a decimal,
-// a decimal with a scale into an integer, a decimal into a float, an
-// Int64 into a Float64, a Float64 into a Float32, a timestamp into a Date
-// or into fewer fractional digits or another time zone, anything into
-// Bool: false. Types not compared here (arrays, UUID, FixedString, …) are
-// left to the encoders.
-func chHolds(dest, src string) bool {
-	d, s := chKindOf(dest), chKindOf(src)
-	if d.family == "" || s.family == "" {
-		return d.family != "bool"
-	}
-	switch d.family {
-	case "bool":
-		return s.family == "bool"
-	case "int":
-		return s.family == "int" || s.family == "bool" || s.family == "decimal" && s.scale == 0
-	case "decimal":
-		return s.family == "int" || s.family == "bool" || s.family == "decimal" && s.scale <= d.scale
-	case "float":
-		exact := 24 // the integer bits a Float32 holds exactly; a Float64 holds 53, and an Int64 needs more
-		if d.bits == 64 {
-			exact = 32
-		}
-		return s.family == "bool" || s.family == "float" && s.bits <= d.bits || s.family == "int" && s.bits <= exact
-	case "date":
-		return s.family == "date"
-	case "datetime":
-		return s.family == "date" || s.family == "datetime" && s.scale <= d.scale && (s.tz == d.tz || s.tz == "" || d.tz == "")
-	}
-	return true // string: a value is written as its text, or refused
-}
-
-func atoiPair(a, b string) (int, int, error) {
-	x, err := strconv.Atoi(a)
-	if err != nil {
-		return 0, 0, err
-	}
-	y, err := strconv.Atoi(b)
-	return x, y, err
+	return map[string]routes.ColumnType{
+		"Float32": {Kind: routes.KindFloat, Bits: 32}, "Float64": {Kind: routes.KindFloat, Bits: 64},
+		"Date": {Kind: routes.KindDate}, "Date32": {Kind: routes.KindDate},
+		"String": {Kind: routes.KindText}, "Bool": {Kind: routes.KindBool},
+	}[t.Name]
 }
