@@ -68,10 +68,14 @@ func bqColumnType(fs *bq.FieldSchema) routes.ColumnType {
 	if fs.Repeated {
 		return routes.ColumnType{}
 	}
-	switch fs.Type {
+	typ := fs.Type
+	if std, ok := standardNames[typ]; ok {
+		typ = std
+	}
+	switch typ {
 	case bq.NumericFieldType, bq.BigNumericFieldType:
 		ct := routes.ColumnType{Kind: routes.KindDecimal, Precision: numericInt + numericScale, Scale: numericScale}
-		if fs.Type == bq.BigNumericFieldType {
+		if typ == bq.BigNumericFieldType {
 			ct.Precision, ct.Scale = bigNumericInt+bigNumericScale, bigNumericScale
 		}
 		if fs.Precision > 0 {
@@ -81,7 +85,14 @@ func bqColumnType(fs *bq.FieldSchema) routes.ColumnType {
 	case bq.TimestampFieldType:
 		return routes.ColumnType{Kind: routes.KindTimestamp, Digits: 6, Zone: "UTC"}
 	}
-	return bqKindTypes[fs.Type]
+	return bqKindTypes[typ]
+}
+
+// standardNames are the GoogleSQL names of the API's legacy type names,
+// which a schema may carry either way (the API spells INT64 as INTEGER).
+var standardNames = map[bq.FieldType]bq.FieldType{
+	"INT64": bq.IntegerFieldType, "FLOAT64": bq.FloatFieldType, "BOOL": bq.BooleanFieldType,
+	"DECIMAL": bq.NumericFieldType, "BIGDECIMAL": bq.BigNumericFieldType, "STRUCT": bq.RecordFieldType,
 }
 
 var bqKindTypes = map[bq.FieldType]routes.ColumnType{

@@ -56,6 +56,9 @@ func TestCheckDrift(t *testing.T) {
 		{"bytes into string", arrow.BinaryTypes.Binary, &bq.FieldSchema{Type: bq.StringFieldType}, "BYTES"},
 		{"string into STRING(5)", arrow.BinaryTypes.String, &bq.FieldSchema{Type: bq.StringFieldType, MaxLength: 5}, ""},
 		{"int into a repeated int", arrow.PrimitiveTypes.Int64, &bq.FieldSchema{Type: bq.IntegerFieldType, Repeated: true}, ""},
+		{"int64 into FLOAT64 spelled so", arrow.PrimitiveTypes.Int64, &bq.FieldSchema{Type: "FLOAT64"}, "INT64"},
+		{"numeric into DECIMAL(10,2) spelled so", dec(12, 4), &bq.FieldSchema{Type: "DECIMAL", Precision: 10, Scale: 2}, "NUMERIC"},
+		{"int64 into INT64 spelled so", arrow.PrimitiveTypes.Int32, &bq.FieldSchema{Type: "INT64"}, ""},
 	}
 	dest := routes.TableRef{Schema: "ds", Name: "t"}
 	for _, tt := range tests {
