@@ -13,10 +13,12 @@ import (
 
 // Schema drift between runs (append, merge): the staged schema of this
 // run's probe against the existing destination's. The INSERT … SELECT or
-// MERGE coerces each staged value to the destination column's type, and
-// BigQuery rounds an INT64 or a NUMERIC into FLOAT64 and a NUMERIC(P,S)
-// to its scale without an error; routes.Holds decides, and a column it
-// does not hold is refused before a row moves. Nothing is widened.
+// MERGE assigns each staged value to the destination column's type:
+// GoogleSQL's coercions take an INT64 or a NUMERIC into FLOAT64 (rounding
+// past 2^53 or 15 digits), and a NUMERIC(P,S) keeps P,S; the emulator
+// instead rejects such an INSERT at the commit, after the load.
+// routes.Holds decides, and a column it does not hold is refused before a
+// row moves, whichever the server would do. Nothing is widened.
 
 // casts: BigQuery has no implicit coercion of a FLOAT64 into STRING nor of
 // a BOOL into a number (the statement would fail after the load).

@@ -12,10 +12,10 @@ import (
 )
 
 // TestCheckDrift: an append or merge whose source column became a type
-// the destination's existing column does not hold exactly — BigQuery
-// coerces an INT64 or a NUMERIC into FLOAT64 and rounds a NUMERIC(P,S)
-// to its scale without an error — is refused as bad input naming the
-// column, both types and the ALTER; a type it holds is kept.
+// the destination's existing column does not hold exactly — GoogleSQL
+// coerces an INT64 or a NUMERIC into FLOAT64; a NUMERIC(P,S) keeps its
+// scale — is refused as bad input naming the column, both types and the
+// ALTER; a type it holds is kept.
 func TestCheckDrift(t *testing.T) {
 	dec := func(p, s int32) arrow.DataType { return &arrow.Decimal128Type{Precision: p, Scale: s} }
 	tsz := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
