@@ -72,6 +72,10 @@
 //     destination that cannot be read implements just Probe and
 //     MaxCursor), so a copy refuses the source table itself and append
 //     with no saved state starts from the destination's own maximum;
+//   - for append and merge into an existing table (and a CDC replica or
+//     log), refuses in Prepare a source type the table's column does not
+//     hold exactly: it maps its own type names to a ColumnType and asks
+//     Holds (the one lossy-cast rule), refusing with LossyError;
 //   - implements IdentLimiter when the server limits identifier length,
 //     JointStage when it can commit two stages in one transaction, and
 //     cdc.Applier to be a log_based (CDC) target. (Copy, not the adapter,

@@ -48,6 +48,10 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 	}
 	st := &stage{e: e, info: info, lay: lay, opts: opts, dest: dest, lease: lease, mem: mem,
 		table: routes.TableRef{Schema: dest.Schema, Name: stageName(dest.Name, opts.RunID)}}
+	if err := st.checkDrift(ctx); err != nil {
+		st.Abort(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	if err := st.create(ctx); err != nil {
 		st.Abort(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("prepare %s: %w", dest, err)

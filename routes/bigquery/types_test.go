@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	bq "cloud.google.com/go/bigquery"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 
@@ -55,7 +54,7 @@ func TestMapType(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			staged, fs := mapType(tt.in, tt.native)
-			if got := describe(fs); got != tt.want {
+			if got := typeName(fs); got != tt.want {
 				t.Errorf("BigQuery type %s, want %s", got, tt.want)
 			}
 			if !arrow.TypeEqual(staged, tt.staged) {
@@ -63,28 +62,6 @@ func TestMapType(t *testing.T) {
 			}
 		})
 	}
-}
-
-// describe renders a field's type as GoogleSQL spells it.
-func describe(fs *bq.FieldSchema) string {
-	s := map[bq.FieldType]string{bq.IntegerFieldType: "INT64", bq.FloatFieldType: "FLOAT64", bq.BooleanFieldType: "BOOL"}[fs.Type]
-	if s == "" {
-		s = string(fs.Type)
-	}
-	if fs.Type == bq.RecordFieldType {
-		s = "STRUCT<"
-		for i, c := range fs.Schema {
-			if i > 0 {
-				s += ", "
-			}
-			s += c.Name + " " + describe(c)
-		}
-		s += ">"
-	}
-	if fs.Repeated {
-		return "ARRAY<" + s + ">"
-	}
-	return s
 }
 
 // TestNewLayout_ColumnNames: names BigQuery cannot hold as they are — two

@@ -61,6 +61,9 @@ func (x *logTx) begin(ctx context.Context, e *Endpoint, tables []*cdc.Table) err
 		if err := e.ensureLog(ctx, x.conn, t); err != nil {
 			return err
 		}
+		if err := checkLogTypes(ctx, x.conn, t); err != nil {
+			return err
+		}
 		if err := createLogTemp(ctx, x.conn, t, i); err != nil {
 			return fmt.Errorf("append to changelog %s: %w", t.Dest, err)
 		}
@@ -205,6 +208,33 @@ WHERE t.TABLE_SCHEMA = ? AND t.TABLE_NAME = ?`
 	}
 	if _, err := conn.ExecContext(ctx, cdc.CurrentViewSQL(t, maxIdent, quoteIdent)); err != nil {
 		return fmt.Errorf("changelog %s: view: %w", t.Dest, err)
+	}
+	return nil
+}
+
+// checkLogTypes refuses a log whose column no longer holds its source's
+// values exactly (holdsMyType: a bigint past 2^53 into a DOUBLE, a double
+// into a FLOAT, microseconds into a DATETIME(0) are rounded by the load
+// without a warning). A log is never altered, so nothing is widened: the
+// user alters it, or resets the pair.
+func checkLogTypes(ctx context.Context, conn *sql.Conn, t *cdc.Table) error {
+	if t.Info == nil {
+		return nil
+	}
+	have, err := tableColumns(ctx, conn, t.Dest)
+	if err != nil {
+		return err
+	}
+	byName := map[string]myColumn{}
+	for _, c := range have {
+		byName[strings.ToLower(c.name)] = c
+	}
+	for _, c := range stagedColumns(t.Info, t.KeyNames()) {
+		d, ok := byName[strings.ToLower(c.Name)]
+		if ok && !holdsMyType(d.typ, c.ddl) {
+			return routes.LossyError(t.Dest, d.name, strings.ToLower(c.ddl), d.typ,
+				fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s NULL", ident(t.Dest), quoteIdent(d.name), c.ddl))
+		}
 	}
 	return nil
 }

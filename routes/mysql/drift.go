@@ -118,102 +118,58 @@ func driftSQL(dest routes.TableRef, staged, have []myColumn) ([]string, error) {
 			continue
 		}
 		if !holdsMyType(d.typ, s.typ) {
-			return nil, &routes.ProbeError{Table: dest.String(), Column: d.name,
-				Problem: fmt.Sprintf("the source's column is now %s and the destination's is %s, which does not hold every value exactly: MySQL would round or cut them without an error", s.typ, d.typ),
-				Hint:    fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s, or run --mode replace", ident(dest), quoteIdent(d.name), s.typ, null)}
+			return nil, routes.LossyError(dest, d.name, s.typ, d.typ,
+				fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s", ident(dest), quoteIdent(d.name), s.typ, null))
 		}
 	}
 	return alters, nil
 }
 
-// myType is a COLUMN_TYPE as holdsMyType compares it: its family, and
-// for numbers and times the size (integer bits, decimal precision and
-// scale, fractional second digits).
-type myType struct {
-	family    string // int, bool, decimal, float, double, date, datetime, timestamp, time, text, binary; "" not compared
-	bits      int    // int: bits of magnitude a value needs (31 for a signed int, 32 unsigned)
-	prec, fsp int    // decimal: precision, scale; datetime, timestamp, time: fractional digits
+// casts: MySQL and MariaDB keep 15 digits of a double written into text
+// (0.30000000000000004 is stored as 0.3), and a boolean is tinyint(1): a
+// number, 0 or 1.
+var casts = routes.Casts{BoolNumber: true}
+
+// holdsMyType is routes.Holds over two COLUMN_TYPEs (weir's sessions are
+// strict: a too-long string, an integer or decimal out of range fail the
+// statement).
+func holdsMyType(dest, src string) bool {
+	return routes.Holds(myColumnType(dest), myColumnType(src), casts)
+}
+
+// myColumnType maps a COLUMN_TYPE (parseColumnType's) to the type the
+// lossy-cast rule compares. tinyint(1) is a boolean, as weir reads it;
+// types it does not compare (enum, set, bit, year, geometry, …) are
+// routes.KindOther.
+func myColumnType(typ string) routes.ColumnType {
+	c := parseColumnType(typ)
+	_, args, _ := strings.Cut(c.columnType, "(")
+	digits, _ := typeArgs(args) // datetime(6), time(3); 0 when none
+	switch {
+	case c.columnType == "tinyint(1)" || c.dataType == "bool" || c.dataType == "boolean":
+		return routes.ColumnType{Kind: routes.KindBool}
+	case myIntWidth[c.dataType] > 0:
+		return routes.ColumnType{Kind: routes.KindInt, Bits: routes.IntBits(myIntWidth[c.dataType], !strings.Contains(c.columnType, "unsigned"))}
+	case c.dataType == "decimal" || c.dataType == "numeric":
+		return routes.ColumnType{Kind: routes.KindDecimal, Precision: int(c.precision), Scale: int(c.scale)}
+	case c.dataType == "datetime", c.dataType == "time":
+		return routes.ColumnType{Kind: map[string]routes.TypeKind{"datetime": routes.KindTimestamp, "time": routes.KindTime}[c.dataType], Digits: int(digits)}
+	case c.dataType == "timestamp": // kept as UTC instants, shown in the session's zone
+		return routes.ColumnType{Kind: routes.KindTimestamp, Digits: int(digits), Zone: "UTC"}
+	}
+	if k, ok := simpleKinds[c.dataType]; ok && c.dataType != "enum" && c.dataType != "set" {
+		return myKindTypes[k]
+	}
+	return routes.ColumnType{}
 }
 
 var (
-	myIntBits  = map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}
-	myFspRE    = regexp.MustCompile(`^(datetime|timestamp|time)(?:\((\d)\))?$`)
-	myTextRE   = regexp.MustCompile(`^(char|varchar|tinytext|text|mediumtext|longtext)\b`)
-	myBinaryRE = regexp.MustCompile(`^(binary|varbinary|tinyblob|blob|mediumblob|longblob)\b`)
+	myIntWidth  = map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}
+	myKindTypes = map[kind]routes.ColumnType{
+		kindFloat32: {Kind: routes.KindFloat, Bits: 32}, kindFloat64: {Kind: routes.KindFloat, Bits: 64},
+		kindDate: {Kind: routes.KindDate}, kindString: {Kind: routes.KindText}, kindBinary: {Kind: routes.KindBinary},
+	}
 )
-
-func parseMyType(typ string) myType {
-	typ = strings.TrimSpace(strings.ToLower(typ))
-	switch {
-	case typ == "tinyint(1)" || typ == "bool" || typ == "boolean":
-		return myType{family: "bool"}
-	case myIntRE.MatchString(typ):
-		m := myIntRE.FindStringSubmatch(typ)
-		bits := myIntBits[m[1]]
-		if m[3] == "" {
-			bits--
-		}
-		return myType{family: "int", bits: bits}
-	case myDecimalRE.MatchString(typ):
-		m := myDecimalRE.FindStringSubmatch(typ)
-		return myType{family: "decimal", prec: atoi(m[1]), fsp: atoi(m[2])}
-	case strings.HasPrefix(typ, "float"):
-		return myType{family: "float"}
-	case strings.HasPrefix(typ, "double"):
-		return myType{family: "double"}
-	case typ == "date":
-		return myType{family: "date"}
-	case myFspRE.MatchString(typ):
-		m := myFspRE.FindStringSubmatch(typ)
-		return myType{family: m[1], fsp: atoi(m[2])}
-	case myTextRE.MatchString(typ):
-		return myType{family: "text"}
-	case myBinaryRE.MatchString(typ):
-		return myType{family: "binary"}
-	}
-	return myType{}
-}
-
-// holdsMyType reports whether a column of type dest takes every value of
-// a source column of type src exactly or refuses it with an error
-// (weir's sessions are strict: a too-long string, an integer or decimal
-// out of range fail the statement; an integer, decimal or time is text
-// as it is written). MySQL rounds without an error a
-// double or a decimal of more scale into an integer or a decimal, a
-// bigint into a double, a double into a float, a datetime into a date or
-// fewer fractional digits, a double into text (0.30000000000000004 is
-// stored as 0.3), and reads a number into tinyint(1) as a boolean: those
-// are false. Types not compared here (json, enum, bit, year, …) are left
-// to the insert.
-func holdsMyType(dest, src string) bool {
-	d, s := parseMyType(dest), parseMyType(src)
-	if d.family == "" || s.family == "" {
-		return d.family != "bool" && !(d.family == "text" && (s.family == "float" || s.family == "double"))
-	}
-	switch d.family {
-	case "bool":
-		return s.family == "bool"
-	case "int":
-		return s.family == "bool" || s.family == "int" || s.family == "decimal" && s.fsp == 0
-	case "decimal":
-		return s.family == "bool" || s.family == "int" || s.family == "decimal" && s.fsp <= d.fsp
-	case "double":
-		return s.family == "bool" || s.family == "double" || s.family == "float" || s.family == "int" && s.bits <= 32
-	case "float":
-		return s.family == "bool" || s.family == "float" || s.family == "int" && s.bits <= 24
-	case "date":
-		return s.family == "date"
-	case "datetime", "timestamp":
-		return s.family == "date" || s.family == d.family && s.fsp <= d.fsp
-	case "time":
-		return s.family == "time" && s.fsp <= d.fsp
-	case "text":
-		return s.family != "float" && s.family != "double"
-	case "binary":
-		return s.family == "binary" || s.family == "text"
-	}
-	return true
-}
 
 func collate(c myColumn) string {
 	if c.collation == "" {

@@ -73,8 +73,12 @@ func (x *logTx) begin(ctx context.Context, tables []*cdc.Table) error {
 }
 
 // checkLogTypes holds a log's columns to its source's as this run reads
-// them (checkFamilies): a log is never altered, so a type of another
-// family is refused before an op is appended.
+// them: a log is never altered, so a type of another family
+// (checkFamilies), or one the log's column does not hold exactly (holds:
+// the COPY's input functions round a bigint past 2^53 into a double, a
+// decimal to a numeric(p,s)'s scale, microseconds into a timestamp(3),
+// and drop a timestamptz's offset, all without an error), is refused
+// before an op is appended.
 func checkLogTypes(ctx context.Context, tx pgx.Tx, t *cdc.Table) error {
 	if t.Info == nil {
 		return nil
@@ -87,7 +91,20 @@ func checkLogTypes(ctx context.Context, tx pgx.Tx, t *cdc.Table) error {
 	if err != nil {
 		return err
 	}
-	return checkFamilies(t, "changelog", staged, have)
+	if err := checkFamilies(t, "changelog", staged, have); err != nil {
+		return err
+	}
+	byName := map[string]string{}
+	for _, c := range have {
+		byName[c.name] = c.typ
+	}
+	for _, s := range staged {
+		if d, ok := byName[s.name]; ok && !holds(d, s.typ) {
+			return routes.LossyError(t.Dest, s.name, s.typ, d,
+				fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(t.Dest), quoteIdent(s.name), s.typ))
+		}
+	}
+	return nil
 }
 
 func (x *logTx) Flush(ctx context.Context, w *cdc.Window) error {

@@ -151,31 +151,73 @@ func checkFamilies(t *cdc.Table, what string, staged, have []pgColumn) error {
 	return nil
 }
 
-// typeFamily groups format_type's names by the values they hold; "" for a
-// type not grouped here (no check).
+// typeFamily groups format_type's names by the values they hold (their
+// routes.TypeKind, a timestamp's or time's zone apart); "" for a type not
+// grouped (no check).
 func typeFamily(typ string) string {
-	switch {
-	case strings.HasSuffix(typ, "[]"):
-		return ""
-	case typ == "smallint", typ == "integer", typ == "bigint", typ == "real", typ == "double precision", strings.HasPrefix(typ, "numeric"):
+	ct := pgColumnType(typ)
+	switch ct.Kind {
+	case routes.KindInt, routes.KindFloat, routes.KindDecimal:
 		return "number"
-	case typ == "text", strings.HasPrefix(typ, "character"):
-		return "text"
-	case strings.HasPrefix(typ, "time"): // time, timestamp, each with or without time zone
-		family, _, _ := strings.Cut(typ, "(")
-		family, _, _ = strings.Cut(family, " ")
-		if strings.HasSuffix(typ, " with time zone") {
+	case routes.KindTime, routes.KindTimestamp:
+		family := map[routes.TypeKind]string{routes.KindTime: "time", routes.KindTimestamp: "timestamp"}[ct.Kind]
+		if ct.Zone != "" {
 			family += "tz"
 		}
 		return family
-	case strings.HasPrefix(typ, "interval"):
-		return "interval"
-	case typ == "date", typ == "boolean", typ == "bytea", typ == "uuid":
-		return typ
-	case typ == "json", typ == "jsonb":
-		return "json"
 	}
-	return ""
+	return map[routes.TypeKind]string{routes.KindText: "text", routes.KindInterval: "interval", routes.KindDate: "date",
+		routes.KindBool: "boolean", routes.KindBinary: "bytea", routes.KindUUID: "uuid", routes.KindJSON: "json"}[ct.Kind]
+}
+
+// casts: PostgreSQL writes a float into text as its shortest exact digits
+// (float8out), and has no assignment cast from boolean to a number.
+var casts = routes.Casts{FloatText: true}
+
+// pgColumnType maps a format_type name (parsePGType's) to the type the
+// lossy-cast rule compares; arrays and types it does not know are
+// routes.KindOther.
+func pgColumnType(typ string) routes.ColumnType {
+	spec := parsePGType(typ)
+	digits := 6 // format_type names no precision: microseconds
+	if len(spec.mods) == 1 {
+		digits = spec.mods[0]
+	}
+	switch {
+	case spec.array:
+		return routes.ColumnType{}
+	case spec.kind == kindNumeric:
+		if len(spec.mods) == 0 {
+			return routes.ColumnType{Kind: routes.KindDecimal} // any precision and scale
+		}
+		ct := routes.ColumnType{Kind: routes.KindDecimal, Precision: spec.mods[0]}
+		if len(spec.mods) > 1 {
+			ct.Scale = spec.mods[1]
+		}
+		return ct
+	case spec.kind == kindTime, spec.kind == kindTimestamp:
+		return routes.ColumnType{Kind: pgKindTypes[spec.kind].Kind, Digits: digits}
+	case spec.kind == kindTimestamptz:
+		return routes.ColumnType{Kind: routes.KindTimestamp, Digits: digits, Zone: "UTC"}
+	case spec.kind == kindInterval:
+		base, _, _ := strings.Cut(strings.ToLower(typ), "(")
+		return routes.ColumnType{Kind: routes.KindInterval, Digits: digits, Fields: strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(base), "interval"))}
+	case spec.kind == kindUnknown && (typ == "timetz" || strings.HasPrefix(typ, "time") && !strings.HasPrefix(typ, "timestamp") && strings.HasSuffix(typ, " with time zone")):
+		return routes.ColumnType{Kind: routes.KindTime, Digits: digits, Zone: "UTC"}
+	}
+	return pgKindTypes[spec.kind]
+}
+
+// pgKindTypes are the column types of the kinds that take no typmod.
+var pgKindTypes = map[pgKind]routes.ColumnType{
+	kindBool: {Kind: routes.KindBool}, kindInt2: {Kind: routes.KindInt, Bits: 15}, kindInt4: {Kind: routes.KindInt, Bits: 31},
+	kindInt8: {Kind: routes.KindInt, Bits: 63}, kindOID: {Kind: routes.KindInt, Bits: 32},
+	kindFloat4: {Kind: routes.KindFloat, Bits: 32}, kindFloat8: {Kind: routes.KindFloat, Bits: 64},
+	kindText: {Kind: routes.KindText}, kindVarchar: {Kind: routes.KindText}, kindBpchar: {Kind: routes.KindText},
+	kindChar: {Kind: routes.KindText}, kindName: {Kind: routes.KindText},
+	kindJSON: {Kind: routes.KindJSON}, kindJSONB: {Kind: routes.KindJSON}, kindBytea: {Kind: routes.KindBinary},
+	kindDate: {Kind: routes.KindDate}, kindTime: {Kind: routes.KindTime}, kindTimestamp: {Kind: routes.KindTimestamp},
+	kindUUID: {Kind: routes.KindUUID},
 }
 
 // driftSQL compares the source's columns (staged) with dest's (have).
@@ -199,79 +241,17 @@ func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, error) {
 		if to, ok := widenType(d.typ, s.typ); ok {
 			alters = append(alters, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(dest), quoteIdent(s.name), to))
 		} else if !holds(d.typ, s.typ) {
-			return nil, &routes.ProbeError{Table: dest.String(), Column: s.name,
-				Problem: fmt.Sprintf("the source's column is now %s and the destination's is %s, which would round or cut its values", s.typ, d.typ),
-				Hint: fmt.Sprintf("change the destination first (ALTER TABLE %s ALTER COLUMN %s TYPE %s), or start it over (--mode replace; weir reset for log_based)",
-					ident(dest), quoteIdent(s.name), s.typ)}
+			return nil, routes.LossyError(dest, s.name, s.typ, d.typ,
+				fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(dest), quoteIdent(s.name), s.typ))
 		}
 	}
 	return alters, nil
 }
 
-// holds reports whether a dest column stores every value of type src
-// exactly, or fails loudly on one it cannot (an integer too large for a
-// numeric(p,s), a string longer than a varchar(n)). It is asked after
-// widenType, so widenings are already planned. An assignment cast that
-// rounds (1.5 into an integer, a double into a numeric, microseconds into
-// timestamp(3)) or changes a value's meaning (timestamp into timestamptz)
-// does not hold. Types typeFamily does not group are left to the insert.
+// holds is routes.Holds over two format_type names, asked after
+// widenType, so widenings are already planned.
 func holds(dest, src string) bool {
-	df, sf := typeFamily(dest), typeFamily(src)
-	switch {
-	case dest == src, df == "" || sf == "":
-		return true
-	case dest == "text" || dest == "character varying":
-		return true // every value has an exact text form
-	case df == "number" && sf == "number":
-		return numberHolds(dest, src)
-	case df != sf:
-		return sf == "date" && df == "timestamp" // midnight, exact
-	case df == "time" || df == "timetz" || df == "timestamp" || df == "timestamptz":
-		return timePrecision(dest) >= timePrecision(src)
-	case df == "interval":
-		return dest == "interval" // interval(p) or fields drop parts of a value
-	}
-	return true // one family: text (a narrower one fails loudly), json, bool, bytea, uuid
-}
-
-// numberHolds is holds for two numeric types.
-func numberHolds(dest, src string) bool {
-	switch {
-	case intRank[src] > 0:
-		switch dest {
-		case "real":
-			return src == "smallint"
-		case "double precision":
-			return src != "bigint" // 2^53 + 1 has no double
-		}
-		return true // a wider integer, or a numeric that fails loudly on overflow
-	case src == "real":
-		return dest == "double precision"
-	case src == "double precision":
-		return false // a double's digits are not a numeric's (0.1 + 0.2 → 0.3) nor an integer's
-	}
-	// src is numeric or numeric(p,s)
-	m := numericRE.FindStringSubmatch(src)
-	switch {
-	case intRank[dest] > 0:
-		return m != nil && m[2] == "0"
-	case dest == "real":
-		return m != nil && atoi(m[1]) <= 6
-	case dest == "double precision":
-		return m != nil && atoi(m[1]) <= 15 // DBL_DIG: every 15-digit decimal round trips
-	}
-	return true // numeric into numeric: widenType widened what it must
-}
-
-var timeRE = regexp.MustCompile(`^(?:timestamp|time)(?:\((\d)\))? with(?:out)? time zone$`)
-
-// timePrecision is a time or timestamp type's fractional digits (6 when
-// format_type names none).
-func timePrecision(typ string) int {
-	if m := timeRE.FindStringSubmatch(typ); m != nil && m[1] != "" {
-		return atoi(m[1])
-	}
-	return 6
+	return routes.Holds(pgColumnType(dest), pgColumnType(src), casts)
 }
 
 var (
@@ -308,7 +288,7 @@ func widenType(dest, src string) (string, bool) {
 	if dr, sr := intRank[dest], intRank[src]; dr > 0 && sr > dr {
 		return src, true
 	}
-	if f := typeFamily(dest); (f == "timestamp" || f == "timestamptz" || f == "time" || f == "timetz") && f == typeFamily(src) && timePrecision(src) > timePrecision(dest) {
+	if d, s := pgColumnType(dest), pgColumnType(src); (d.Kind == routes.KindTime || d.Kind == routes.KindTimestamp) && typeFamily(dest) == typeFamily(src) && s.Digits > d.Digits {
 		return src, true // more fractional digits
 	}
 	return "", false

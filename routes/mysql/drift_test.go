@@ -1,0 +1,33 @@
+package mysql
+
+import "testing"
+
+// TestHoldsMyType: COLUMN_TYPEs mapped for routes.Holds — tinyint(1) is
+// a boolean (a number into it reads back as true), unsigned widths count
+// one more bit, datetime and timestamp differ by zone, a double into
+// text keeps 15 digits, and types not compared are left to the insert.
+func TestHoldsMyType(t *testing.T) {
+	tests := []struct {
+		dest, src string
+		want      bool
+	}{
+		{"int(11)", "double", false}, {"decimal(10,2)", "double", false}, {"int(11)", "decimal(10,2)", false},
+		{"int(11)", "decimal(9,0)", true}, {"decimal(12,2)", "int(11)", true}, {"decimal(10,2)", "decimal(6,1)", true},
+		{"decimal(10,1)", "decimal(10,2)", false}, {"double", "bigint(20)", false}, {"double", "int(10) unsigned", true},
+		{"float", "mediumint(8) unsigned", true}, {"float", "int(11)", false}, {"float", "double", false},
+		{"double", "float", true}, {"double", "decimal(15,3)", true}, {"double", "decimal(20,2)", false},
+		{"tinyint(1)", "int(11)", false}, {"int(11)", "tinyint(1)", true}, {"tinyint(1)", "bool", true},
+		{"text", "double", false}, {"varchar(20)", "float", false}, {"longtext", "int(11)", true}, {"varchar(5)", "text", true},
+		{"int(11)", "varchar(20)", false}, {"blob", "text", false}, {"varbinary(10)", "blob", true},
+		{"date", "datetime(6)", false}, {"datetime", "date", true}, {"timestamp", "date", false},
+		{"datetime(3)", "datetime(6)", false}, {"datetime(6)", "datetime", true}, {"datetime(6)", "timestamp(6)", false},
+		{"timestamp(6)", "datetime(6)", false}, {"time(6)", "time", true}, {"time", "time(3)", false},
+		{"year(4)", "int(11)", true}, {"enum('a','b')", "varchar(3)", true}, {"text", "enum('a')", true},
+		{"bit(5)", "int(11)", true}, {"tinyint(1)", "bit(1)", false}, {"json", "longtext", true},
+	}
+	for _, tt := range tests {
+		if got := holdsMyType(tt.dest, tt.src); got != tt.want {
+			t.Errorf("%s into %s: %v, want %v", tt.src, tt.dest, got, tt.want)
+		}
+	}
+}
