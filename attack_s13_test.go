@@ -145,3 +145,28 @@ func TestAttackS13_MySQLMergeValueKeys(t *testing.T) {
 		t.Fatalf("got %v, destination %q; want the row updated", err, got)
 	}
 }
+
+// TestAttackS13_MySQLMergeBinaryCollations: the fold check is skipped only
+// where nothing can fold (canFold). utf8mb4_bin is binary but PAD SPACE:
+// it holds 'a' = 'a ', so that merge must still be refused; a
+// utf8mb4_nopad_bin key (what weir creates) keeps 'a' and 'a ' apart and
+// lands both rows.
+func TestAttackS13_MySQLMergeBinaryCollations(t *testing.T) {
+	for _, tc := range []struct {
+		collation string
+		refused   bool
+	}{{"utf8mb4_bin", true}, {"utf8mb4_nopad_bin", false}} {
+		t.Run(tc.collation, func(t *testing.T) {
+			err, got := attackS13Merge(t, "(1, 'a', 'one'), (2, 'a ', 'two')",
+				"(id bigint, k varchar(20) PRIMARY KEY, v text) DEFAULT CHARSET utf8mb4 COLLATE "+tc.collation, "", []string{"k"})
+			switch {
+			case tc.refused && !errors.Is(err, routes.ErrBadInput):
+				t.Fatalf("got %v (destination %q), want bad input: 'a' and 'a ' are one key here", err, got)
+			case tc.refused && got != "":
+				t.Fatalf("refused, yet the destination holds %q", got)
+			case !tc.refused && (err != nil || got != "1|61|one 2|6120|two"):
+				t.Fatalf("got %v, destination %q; want nil and both rows", err, got)
+			}
+		})
+	}
+}
