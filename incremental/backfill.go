@@ -122,10 +122,11 @@ func backfillUnderWay(dest routes.TableRef, st routes.State) error {
 		return err
 	}
 	return fmt.Errorf("%w: %s: %w (plan %s, %d buckets, offsets %s to %s); its workers finish it (weir worker --task), then runs continue from its head",
-		routes.ErrLocked, dest, ErrBackfill, p.ID, p.Buckets, orStart(p.After), p.Head)
+		routes.ErrLocked, dest, ErrBackfill, p.ID, p.Buckets, OrStart(p.After), p.Head)
 }
 
-func orStart(offset string) string {
+// OrStart names an offset for a message: "the start" when there is none.
+func OrStart(offset string) string {
 	if offset == "" {
 		return "the start"
 	}
