@@ -49,6 +49,8 @@ func TestWorkerEdges_Keys(t *testing.T) {
 		shards string
 	}{
 		{"min", []string{"-9223372036854775808", "-9223372036854775807", "0"}, "4"},
+		{"min-alone", []string{"-9223372036854775808"}, "8"},
+		{"min-dense", []string{"-9223372036854775808", "-9223372036854775807", "-9223372036854775806"}, "8"},
 		{"max", []string{"9223372036854775806", "9223372036854775807"}, "4"},
 		{"both-edges", []string{"-9223372036854775808", "9223372036854775807"}, "8"},
 		{"both-edges-one-shard", []string{"-9223372036854775808", "9223372036854775807"}, "1"},
@@ -223,4 +225,17 @@ func TestWorkerEdges_Abandon(t *testing.T) {
 	}
 	f.rows = 4200
 	f.check(t, "4200")
+}
+
+// TestWorkerEdges_ResetTransfer: weir reset of an append transfer is bad
+// input that calls it a transfer (not a "model task", as on main) and
+// names the way to abandon a backfill plan.
+func TestWorkerEdges_ResetTransfer(t *testing.T) {
+	f := newBackfillFixture(t, 1)
+	for _, args := range [][]string{{}, {"--to", "earliest"}} {
+		code, msg := runCmdMsg(t, append([]string{"reset", "--task", "ev", "-f", f.dagf}, args...)...)
+		if code != ExitBadInput || strings.Contains(msg, "model task") || !strings.Contains(msg, "weir backfill --task ev --abandon") {
+			t.Errorf("reset %v of a transfer: exit %d: %q; want 2 naming --abandon, not a model task", args, code, msg)
+		}
+	}
 }
