@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -208,15 +207,7 @@ func TestWorkerEdges_Abandon(t *testing.T) {
 		t.Fatalf("backfill: exit %d: %s", code, out)
 	}
 	victim := startChild(t, []string{routes.CheckpointEnv + "=after-commit"}, "worker", "--task", "ev", "--claims", claims, "-f", f.dagf, "--lease", "2s", "--chunk-keys", "1000")
-	select {
-	case <-victim.paused:
-	case <-victim.done:
-		t.Fatalf("the worker ended before a chunk commit: exit %d\n%s", victim.exitCode(), victim.log())
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("the worker never committed a chunk:\n%s", victim.log())
-	}
-	victim.cmd.Process.Signal(syscall.SIGKILL)
-	victim.exitCode()
+	killAfterCommit(t, victim)
 	if code, msg := runCmdMsg(t, "backfill", "--task", "ev", "--abandon", "--claims", claims, "-f", f.dagf); code != ExitBadInput || !strings.Contains(msg, "bucket 0") {
 		t.Errorf("abandon after a bucket committed: exit %d: %q; want 2 naming bucket 0", code, msg)
 	}
