@@ -106,12 +106,20 @@ func Open(ctx context.Context, raw string) (Store, error) {
 // redact is u with its secrets hidden, for messages (routes.Redact).
 func redact(u *url.URL) string { return routes.Redact(u.String()) }
 
+// MaxBuckets is the most buckets a plan may have. The stores keep a
+// bucket number in a 32-bit INTEGER, but a plan's cost grows with its
+// buckets (a claim row each, a state row and a take-over commit each in
+// the sink, a row each in weir status --claims) while its use does not:
+// the workers are the parallelism, and a hundred thousand buckets already
+// feed more workers than any orchestrator runs on one table.
+const MaxBuckets = 100_000
+
 func checkPlan(task string, n int) error {
 	if task == "" {
 		return errors.New("claims: empty task name")
 	}
-	if n < 1 {
-		return fmt.Errorf("claims: task %s: %d buckets, want at least 1", task, n)
+	if n < 1 || n > MaxBuckets {
+		return fmt.Errorf("claims: task %s: %d buckets, want 1 to %d", task, n, MaxBuckets)
 	}
 	return nil
 }

@@ -88,7 +88,9 @@ func DecodePlan(position string) (Plan, bool, error) {
 
 // Bucket returns bucket i's window (after, until]: bucket 0 starts after
 // the plan's After, the last ends at Head, and the cuts between are
-// Lo + (Head-Lo)·i/Buckets. A bucket with after == until is empty.
+// Lo + (Head-Lo)·i/Buckets. A bucket with after == until is empty. With no
+// After, a cut at Lo (the cursor's minimum - 1, which may be below what
+// the cursor's type holds: -2^63 - 1) is "" (the start), the same rows.
 func (p Plan) Bucket(i int) (after, until string) {
 	lo, _ := new(big.Int).SetString(p.Lo, 10)
 	hi, _ := new(big.Int).SetString(p.Head, 10)
@@ -105,7 +107,17 @@ func (p Plan) Bucket(i int) (after, until string) {
 	if i == p.Buckets-1 {
 		until = p.Head
 	}
+	if p.After == "" {
+		after, until = startAtLo(after, p.Lo), startAtLo(until, p.Lo)
+	}
 	return after, until
+}
+
+func startAtLo(cut, lo string) string {
+	if cut == lo {
+		return ""
+	}
+	return cut
 }
 
 // BucketKey is the state key of bucket i's progress: the table's source
@@ -122,10 +134,11 @@ func backfillUnderWay(dest routes.TableRef, st routes.State) error {
 		return err
 	}
 	return fmt.Errorf("%w: %s: %w (plan %s, %d buckets, offsets %s to %s); its workers finish it (weir worker --task), then runs continue from its head",
-		routes.ErrLocked, dest, ErrBackfill, p.ID, p.Buckets, orStart(p.After), p.Head)
+		routes.ErrLocked, dest, ErrBackfill, p.ID, p.Buckets, OrStart(p.After), p.Head)
 }
 
-func orStart(offset string) string {
+// OrStart names an offset for a message: "the start" when there is none.
+func OrStart(offset string) string {
 	if offset == "" {
 		return "the start"
 	}

@@ -42,10 +42,14 @@ type CopySpec struct {
 }
 
 // Fence is a copy's compare-and-set commit: its state is saved under
-// SourceID only if the state saved there is Prev (nil: none).
+// SourceID only if the state saved there is Prev (nil: none). Hold, when
+// set, is asked just before the commit, while the stage holds its shared
+// lock (so no exclusive commit lands between the answer and the commit);
+// an error aborts the commit.
 type Fence struct {
 	SourceID string
 	Prev     *State
+	Hold     func(context.Context) error
 }
 
 // CopyResult reports one table's transfer.
@@ -88,7 +92,7 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	spec.Progress.begin(spec.Table.String(), info.RowEstimate)
 	log := slog.Default().With("table", res.Table)
 	log.InfoContext(ctx, "probe", "columns", len(info.Columns), "rows_est", info.RowEstimate, "elapsed", time.Since(start))
-	if err := notWeirs(spec.DestTable); err != nil {
+	if err := NotWeirs(spec.DestTable); err != nil {
 		return res, err
 	}
 	if err := notItself(ctx, src, dst, info, spec.DestTable); err != nil {
@@ -303,6 +307,11 @@ func commit(ctx context.Context, stage Stage, info *TableInfo, spec CopySpec, wi
 		fs, ok := stage.(FencedStage)
 		if !ok {
 			return fmt.Errorf("commit %s: %w: the stage cannot fence its commit", spec.DestTable, ErrUnsupported)
+		}
+		if f.Hold != nil {
+			if err := f.Hold(ctx); err != nil {
+				return fmt.Errorf("commit %s: %w", spec.DestTable, err)
+			}
 		}
 		if err := fs.CommitIf(ctx, state, f.Prev); err != nil {
 			return fmt.Errorf("commit %s: %w", spec.DestTable, err)

@@ -6,11 +6,13 @@ import "fmt"
 // and positions in, one per schema (database, dataset).
 const StateTableName = "_weir_state"
 
-// notWeirs refuses a destination table named like weir's state table: a
+// NotWeirs refuses a destination table named like weir's state table: a
 // replace would swap the user's rows in for the watermarks of every table
 // in that schema (MySQL and ClickHouse swap with DDL, before the state
-// write that then fails), and the next append of each re-reads or fails.
-func notWeirs(dest TableRef) error {
+// write that then fails), and the next append of each re-reads or fails;
+// a backfill's plan and buckets are state rows of that table. Copy asks it
+// of every destination table, and weir backfill and weir worker at probe.
+func NotWeirs(dest TableRef) error {
 	if dest.Name != StateTableName {
 		return nil
 	}

@@ -48,11 +48,11 @@ func (r *Runner) ResetWith(ctx context.Context, name, to string, o ResetOptions)
 	if t.Kind == dagfile.KindStream {
 		return r.resetStream(ctx, t, to)
 	}
+	if t.Kind != dagfile.KindModel {
+		return nil, routes.BadInput("reset moves a model's offsets, a stream's cursor or a log_based transfer's positions; task %s is a %s, whose watermark follows its destination (use mode: replace to reload it; a backfill plan under way is removed with weir backfill --task %s --abandon)", name, t.Kind, name)
+	}
 	if strings.TrimSpace(to) == "" {
 		return nil, routes.BadInput("reset of model task %s needs --to: earliest, latest or an offset", name)
-	}
-	if t.Kind != dagfile.KindModel {
-		return nil, routes.BadInput("reset moves a model's offsets or a stream's cursor; task %s is a %s, whose watermark follows its destination (use mode: replace to reload it)", name, t.Kind)
 	}
 	target, err := incremental.ParseStart(to)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 	"time"
@@ -62,14 +63,17 @@ func (o WorkOptions) fill() WorkOptions {
 
 // BackfillResult says what a plan or a worker did.
 type BackfillResult struct {
-	Task     string           `json:"task"`
-	Plan     incremental.Plan `json:"plan,omitzero"`
-	Planned  bool             `json:"planned,omitempty"`   // Backfill: this call committed the plan
-	Nothing  bool             `json:"nothing,omitempty"`   // Backfill: the window was empty; no plan
-	CaughtUp bool             `json:"caught_up,omitempty"` // Work: no bucket is left; the table's offset is Offset
-	Offset   string           `json:"offset,omitempty"`
-	Buckets  []int            `json:"buckets,omitempty"` // Work: the buckets this worker finished
-	Rows     int64            `json:"rows"`              // Work: rows this worker committed
+	Task      string           `json:"task"`
+	Plan      incremental.Plan `json:"plan,omitzero"`
+	Planned   bool             `json:"planned,omitempty"`   // Backfill: this call committed the plan
+	Nothing   bool             `json:"nothing,omitempty"`   // Backfill: the window was empty; no plan
+	CaughtUp  bool             `json:"caught_up,omitempty"` // Work: no bucket is left; the table's offset is Offset
+	Offset    string           `json:"offset,omitempty"`
+	Buckets   []int            `json:"buckets,omitempty"`   // Work: the buckets this worker finished
+	Rows      int64            `json:"rows"`                // Work: rows this worker committed
+	Commits   int64            `json:"commits"`             // Work: the commits this worker made (take-overs and chunks)
+	NoPlan    bool             `json:"no_plan,omitempty"`   // Work: caught up with no plan under way (none was planned, or another worker finished it)
+	Abandoned bool             `json:"abandoned,omitempty"` // Abandon: the plan was removed
 }
 
 // splitTask is a transfer task whose window can be cut into buckets.
@@ -138,6 +142,9 @@ func (r *Runner) split(ctx context.Context, name string) (*splitTask, error) {
 	if spec.DestTable, err = routes.DestinationOf(info, dst, spec); err != nil {
 		return nil, err
 	}
+	if err := routes.NotWeirs(spec.DestTable); err != nil {
+		return nil, fmt.Errorf("task %s: %w", name, err)
+	}
 	return &splitTask{t: t, src: src, dst: dst, spec: spec, info: info, cursor: cursor}, nil
 }
 
@@ -185,7 +192,7 @@ const (
 // is prev (a fenced commit): through a shared stage for a worker, else
 // under the table's exclusive lock (which also drops the staging tables
 // killed workers left).
-func (s *splitTask) commitState(ctx context.Context, state routes.State, prev *routes.State, how commitHow) error {
+func (s *splitTask) commitState(ctx context.Context, state routes.State, prev *routes.State, how commitHow, hold func(context.Context) error) error {
 	opts := routes.WriteOptions{Table: s.spec.DestTable, Mode: s.spec.Mode, RunID: routes.NewRunID(), Key: s.spec.Key, Allocator: s.spec.Allocator,
 		Existing: how != planCommit}
 	var stage routes.Stage
@@ -203,11 +210,34 @@ func (s *splitTask) commitState(ctx context.Context, state routes.State, prev *r
 		routes.Abort(ctx, stage)
 		return fmt.Errorf("%w: the destination cannot fence a commit", routes.ErrUnsupported)
 	}
+	if hold != nil {
+		if err := hold(ctx); err != nil {
+			routes.Abort(ctx, stage)
+			return err
+		}
+	}
 	if err := fs.CommitIf(ctx, state, prev); err != nil {
 		routes.Abort(ctx, stage)
 		return err
 	}
 	return nil
+}
+
+// holds returns the check a bucket's commit makes while its stage holds
+// the shared lock: plan p is still the table's (not abandoned, not
+// finished). An abandon or a finish commits under the exclusive lock, so
+// no bucket commit lands after it.
+func (s *splitTask) holds(p incremental.Plan) func(context.Context) error {
+	return func(ctx context.Context) error {
+		now, _, ok, err := s.plan(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok || now.ID != p.ID {
+			return fmt.Errorf("%w: task %s: plan %s is no longer the table's (abandoned or finished)", routes.ErrFenced, s.t.Name, p.ID)
+		}
+		return nil
+	}
 }
 
 // Backfill plans task's window into n buckets: under the destination's
@@ -218,8 +248,8 @@ func (s *splitTask) commitState(ctx context.Context, state routes.State, prev *r
 // (the same n) or refused (another n). An empty window plans nothing.
 func (r *Runner) Backfill(ctx context.Context, name string, store claims.Store, n int) (BackfillResult, error) {
 	res := BackfillResult{Task: name}
-	if n < 1 {
-		return res, routes.BadInput("task %s: --shards %d, want at least 1", name, n)
+	if n < 1 || n > claims.MaxBuckets {
+		return res, routes.BadInput("task %s: --shards %d: a plan has 1 to %d buckets (each costs a claim row, a state row and a take-over commit; more buckets than workers only add those, docs/workers.md); plan fewer", name, n, claims.MaxBuckets)
 	}
 	s, err := r.split(ctx, name)
 	if err != nil {
@@ -241,7 +271,7 @@ func (r *Runner) Backfill(ctx context.Context, name string, store claims.Store, 
 		}
 		p = incremental.Plan{ID: routes.NewRunID(), After: win.After, Lo: lo, Head: win.Until, Buckets: n}
 		state := routes.State{SourceID: s.info.SourceID, Cursor: s.cursor, Watermark: win.After, Position: p.Encode(), RunID: p.ID}
-		if err := s.commitState(ctx, state, prev, planCommit); err != nil {
+		if err := s.commitState(ctx, state, prev, planCommit, nil); err != nil {
 			if errors.Is(err, routes.ErrFenced) {
 				err = fmt.Errorf("%w: task %s: another run committed while the backfill was planned; plan again", routes.ErrLocked, name)
 			}
@@ -299,11 +329,7 @@ func (r *Runner) Work(ctx context.Context, name string, store claims.Store, opts
 			return res, err
 		}
 		if !ok {
-			res.CaughtUp = true
-			if main != nil {
-				res.Offset = main.Watermark
-			}
-			return res, nil
+			return s.noPlan(ctx, res, main)
 		}
 		res.Plan = p
 		ct := claimsTask(name, p)
@@ -354,8 +380,7 @@ func (r *Runner) Work(ctx context.Context, name string, store claims.Store, opts
 		case err != nil:
 			return res, err
 		}
-		rows, err := s.bucket(ctx, store, c, p, opts)
-		res.Rows += rows
+		err = s.bucket(ctx, store, c, p, opts, &res)
 		switch {
 		case errors.Is(err, errLost):
 			r.warnf("task %s: %v", name, err)
@@ -401,27 +426,24 @@ func sleep(ctx context.Context, d time.Duration) error {
 // bucket's, so the commits of the worker it took over from are refused),
 // then copies the rest of the bucket's window chunk by chunk, each chunk
 // committed with a compare-and-set on the bucket's progress.
-func (s *splitTask) bucket(ctx context.Context, store claims.Store, c claims.Claim, p incremental.Plan, opts WorkOptions) (int64, error) {
+func (s *splitTask) bucket(ctx context.Context, store claims.Store, c claims.Claim, p incremental.Plan, opts WorkOptions, res *BackfillResult) error {
 	bctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go renew(bctx, cancel, store, c, opts.Lease)
 	prog, prev, err := s.takeOver(bctx, c, p)
 	if err != nil {
-		return 0, s.cause(bctx, err)
+		return s.cause(bctx, err)
 	}
+	res.Commits++
 	_, until := p.Bucket(c.Bucket)
-	rows, err := s.copyBucket(bctx, c, p, prog, prev, until, opts.ChunkKeys)
-	if err != nil {
-		return rows, s.cause(bctx, err)
+	if err := s.copyBucket(bctx, c, p, prog, prev, until, opts.ChunkKeys, res); err != nil {
+		return s.cause(bctx, err)
 	}
 	cancel(nil)
-	if err := store.Complete(ctx, c); err != nil {
-		if errors.Is(err, claims.ErrLost) {
-			return rows, nil // done in the sink; whoever claims it next finds it at its end
-		}
-		return rows, err
+	if err := store.Complete(ctx, c); err != nil && !errors.Is(err, claims.ErrLost) {
+		return err // (lost: done in the sink; whoever claims it next finds it at its end)
 	}
-	return rows, nil
+	return nil
 }
 
 // takeOver makes claim c the bucket's holder in the sink: it commits the
@@ -447,7 +469,7 @@ func (s *splitTask) takeOver(ctx context.Context, c claims.Claim, p incremental.
 			}
 		}
 		next := routes.State{SourceID: key, Cursor: s.cursor, Watermark: prog, Position: p.BucketPosition(c.Token), RunID: c.Owner}
-		err = s.commitState(ctx, next, st, bucketCommit)
+		err = s.commitState(ctx, next, st, bucketCommit, s.holds(p))
 		if err == nil {
 			return prog, &next, nil
 		}
@@ -459,38 +481,41 @@ func (s *splitTask) takeOver(ctx context.Context, c claims.Claim, p incremental.
 
 // copyBucket copies the bucket's window from prog (the progress whose
 // saved state is prev) to until (the bucket's end), a chunk of chunkKeys
-// cursor values a commit, each fenced on the progress before it. A
-// refused commit means c was taken over: errLost.
-func (s *splitTask) copyBucket(ctx context.Context, c claims.Claim, p incremental.Plan, prog string, prev *routes.State, until string, chunkKeys int64) (int64, error) {
+// cursor keys a commit, each fenced on the progress before it. A refused
+// commit means c was taken over: errLost.
+func (s *splitTask) copyBucket(ctx context.Context, c claims.Claim, p incremental.Plan, prog string, prev *routes.State, until string, chunkKeys int64, res *BackfillResult) error {
 	key := incremental.BucketKey(s.info.SourceID, c.Bucket)
-	var rows int64
 	for prog != until {
-		hi := chunkEnd(prog, p.Lo, until, chunkKeys)
+		hi, err := s.chunkEnd(ctx, prog, p.Lo, until, chunkKeys)
+		if err != nil {
+			return err
+		}
 		spec := s.spec
 		spec.RunID = routes.NewRunID()
 		spec.Budget.Parallel = 1 // workers are the parallelism
 		spec.Window = fixedWindow(s.cursor, prog, hi)
 		spec.Position = p.BucketPosition(c.Token)
-		spec.Fence = &routes.Fence{SourceID: key, Prev: prev}
-		res, err := routes.Copy(ctx, s.src, s.dst, spec)
+		spec.Fence = &routes.Fence{SourceID: key, Prev: prev, Hold: s.holds(p)}
+		cr, err := routes.Copy(ctx, s.src, s.dst, spec)
 		if errors.Is(err, routes.ErrLocked) && !errors.Is(err, routes.ErrFenced) && ctx.Err() == nil {
 			// a run holds the table whole for a moment (the plan's or the
 			// finishing commit): try the chunk again
 			if err := sleep(ctx, 200*time.Millisecond); err != nil {
-				return rows, err
+				return err
 			}
 			continue
 		}
 		if errors.Is(err, routes.ErrFenced) {
-			return rows, lostErr(c, err)
+			return lostErr(c, err)
 		}
 		if err != nil {
-			return rows, err
+			return err
 		}
-		rows += res.Rows
+		res.Rows += cr.Rows
+		res.Commits++
 		prog, prev = hi, &routes.State{Watermark: hi, Position: spec.Position}
 	}
-	return rows, nil
+	return nil
 }
 
 func lostErr(c claims.Claim, err error) error {
@@ -526,9 +551,39 @@ func renew(ctx context.Context, cancel context.CancelCauseFunc, store claims.Sto
 	}
 }
 
-// chunkEnd is the end of the chunk after prog: prog + chunk, at most
-// until ("" prog starts at lo).
-func chunkEnd(prog, lo, until string, chunk int64) string {
+// chunkEnd is the end of the chunk after prog, at most until: the
+// chunk-th cursor key past prog, read from a routes.KeysetSource (so the
+// empty ranges between keys cost nothing, and the progress committed is a
+// key read or the bucket's end), else prog + chunk cursor values.
+func (s *splitTask) chunkEnd(ctx context.Context, prog, lo, until string, chunk int64) (string, error) {
+	ks, ok := routes.As[routes.KeysetSource](s.src)
+	if !ok {
+		return valueChunkEnd(prog, lo, until, chunk), nil
+	}
+	var after []string
+	if prog != "" {
+		after = []string{prog}
+	}
+	_, last, ok, err := ks.KeysetPage(ctx, s.info, []string{s.cursor}, after, int(min(chunk, math.MaxInt32)))
+	if err != nil {
+		return "", fmt.Errorf("chunk of %s after %s: %w", s.info.Ref, incremental.OrStart(prog), err)
+	}
+	if !ok {
+		return until, nil
+	}
+	k, kok := new(big.Int).SetString(last[0], 10)
+	u, _ := new(big.Int).SetString(until, 10)
+	if !kok {
+		return "", fmt.Errorf("chunk of %s: key %q is not an integer", s.info.Ref, last[0])
+	}
+	if k.Cmp(u) >= 0 {
+		return until, nil
+	}
+	return last[0], nil
+}
+
+// valueChunkEnd is prog + chunk, at most until ("" prog starts at lo).
+func valueChunkEnd(prog, lo, until string, chunk int64) string {
 	if prog == "" {
 		prog = lo
 	}
@@ -568,7 +623,7 @@ func (s *splitTask) finish(ctx context.Context, p incremental.Plan, main *routes
 		}
 	}
 	state := routes.State{SourceID: s.info.SourceID, Cursor: s.cursor, Watermark: p.Head, RunID: p.ID}
-	err := s.commitState(ctx, state, main, finishCommit)
+	err := s.commitState(ctx, state, main, finishCommit, nil)
 	if errors.Is(err, routes.ErrNotFound) {
 		return fmt.Errorf("task %s: %w: it was dropped while its backfill (plan %s) ran, and the rows the workers committed went with it; "+
 			"the plan's offset is not committed. Delete the task's rows from the state table beside it (%s, source %s and %s#bucket/…) and run the task again",

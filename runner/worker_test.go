@@ -173,7 +173,7 @@ func zombieRefused(t *testing.T, sink string, rounds int) {
 				i++
 				task := fmt.Sprintf("z%d", round)
 				z := startZombieRound(t, ctx, d.path, task, store)
-				if _, err := z.zombie.copyBucket(ctx, z.cz, z.p, z.prog, z.prev, "500", 100); err != nil {
+				if err := z.zombie.copyBucket(ctx, z.cz, z.p, z.prog, z.prev, "500", 100, &BackfillResult{}); err != nil {
 					t.Fatal(err)
 				}
 				z.prev = &routes.State{Watermark: "500", Position: z.p.BucketPosition(z.cz.Token)}
@@ -182,7 +182,7 @@ func zombieRefused(t *testing.T, sink string, rounds int) {
 				if err != nil || prog != "500" {
 					t.Fatalf("round %d: live take-over = %q, %v; want the zombie's last commit, 500", round, prog, err)
 				}
-				_, err = z.zombie.copyBucket(ctx, z.cz, z.p, "500", z.prev, "1000", 100)
+				err = z.zombie.copyBucket(ctx, z.cz, z.p, "500", z.prev, "1000", 100, &BackfillResult{})
 				if !errors.Is(err, errLost) || !errors.Is(err, routes.ErrFenced) {
 					t.Fatalf("round %d: the zombie's commit after the take-over = %v, want refused (ErrFenced)", round, err)
 				}
@@ -190,7 +190,7 @@ func zombieRefused(t *testing.T, sink string, rounds int) {
 					t.Fatalf("round %d: the zombie's second take-over = %v, want errLost", round, err)
 				}
 				_, until := z.p.Bucket(0)
-				if _, err := z.live.copyBucket(ctx, z.cl, z.p, prog, prev, until, 250); err != nil {
+				if err := z.live.copyBucket(ctx, z.cl, z.p, prog, prev, until, 250, &BackfillResult{}); err != nil {
 					t.Fatalf("round %d: live: %v", round, err)
 				}
 				if err := store.Complete(ctx, z.cl); err != nil {
@@ -235,7 +235,7 @@ func zombieRace(t *testing.T, sink string, rounds int) {
 				_, until := z.p.Bucket(0)
 				var zerr, lerr error
 				var wg sync.WaitGroup
-				wg.Go(func() { _, zerr = z.zombie.copyBucket(ctx, z.cz, z.p, z.prog, z.prev, until, 100) })
+				wg.Go(func() { zerr = z.zombie.copyBucket(ctx, z.cz, z.p, z.prog, z.prev, until, 100, &BackfillResult{}) })
 				wg.Go(func() {
 					z.claimLive(t, ctx, store)
 					prog, prev, err := z.live.takeOver(ctx, z.cl, z.p)
@@ -243,7 +243,7 @@ func zombieRace(t *testing.T, sink string, rounds int) {
 						lerr = err
 						return
 					}
-					_, lerr = z.live.copyBucket(ctx, z.cl, z.p, prog, prev, until, 100)
+					lerr = z.live.copyBucket(ctx, z.cl, z.p, prog, prev, until, 100, &BackfillResult{})
 				})
 				wg.Wait()
 				if lerr != nil {

@@ -20,8 +20,9 @@ func init() { commands = append(commands, newBackfillCmd, newWorkerCmd) }
 func newBackfillCmd() *cobra.Command {
 	var a claimArgs
 	var n int
+	var abandon bool
 	cmd := &cobra.Command{
-		Use:   "backfill --task NAME --shards N --claims URL -f weir.yaml",
+		Use:   "backfill --task NAME [--shards N | --abandon] --claims URL -f weir.yaml",
 		Short: "Cut a transfer task's backlog into N buckets for weir worker",
 		Long: `Backfill plans a transfer task's backlog for several workers (docs/workers.md):
 under the destination's lock it fixes the window from the table's committed
@@ -32,6 +33,12 @@ store (postgres://…[?schema=NAME], etcd://host:port[/prefix] or
 sqlite:///path). Until the workers
 finish, an ordinary run of the task is refused as locked (exit 75). A plan
 already under way is kept; another N is refused. It prints the plan as JSON.
+N is 1 to the --shards maximum below (checked before anything is written).
+With --abandon it removes the plan under way instead: the task's offset goes
+back to where the plan started, in one commit under the destination's lock,
+and the claim store forgets the buckets. It is refused (exit 2) once a
+bucket committed rows, which the next run would copy again: let the workers
+finish that plan.
 Without --claims and --shards, the task's backfill: in the dagfile gives
 them (claims: names a connection, its URL from the environment).
 Only an append or merge transfer of one table with an integer cursor, into
@@ -46,12 +53,18 @@ input (exit 2). Exit codes: 0 planned (or nothing to backfill), 1 failure,
 			}
 			defer r.Close()
 			defer s.Close()
+			if abandon {
+				res, err := r.Abandon(cmd.Context(), a.task, s)
+				return printBackfill(cmd.OutOrStdout(), res, err)
+			}
 			res, err := r.Backfill(cmd.Context(), a.task, s, shards(cmd, r, a.task, n))
 			return printBackfill(cmd.OutOrStdout(), res, err)
 		},
 	}
 	a.bind(cmd, "the transfer task to plan (required)")
-	cmd.Flags().IntVar(&n, "shards", 4, "buckets to cut the backlog into (default: the task's backfill: shards:, else 4)")
+	cmd.Flags().IntVar(&n, "shards", 4, fmt.Sprintf("buckets to cut the backlog into, 1 to %d (default: the task's backfill: shards:, else 4)", claims.MaxBuckets))
+	cmd.Flags().BoolVar(&abandon, "abandon", false, "remove the plan under way (refused once a bucket committed rows)")
+	cmd.MarkFlagsMutuallyExclusive("shards", "abandon")
 	return cmd
 }
 
@@ -63,7 +76,8 @@ func newWorkerCmd() *cobra.Command {
 		Short: "Claim and copy the buckets of a backfill until none is left",
 		Long: `Worker claims the free buckets of the task's backfill plan (weir backfill)
 from the claim store one after another, renews its lease in the background,
-and copies each bucket in chunks of --chunk-keys cursor values; every chunk
+and copies each bucket in chunks of --chunk-keys cursor keys (rows, for a
+unique cursor; the empty ranges between keys cost nothing); every chunk
 is committed with the bucket's progress in the destination's own commit, by
 a compare-and-set, so a bucket resumes after its last commit whoever claims
 it next, and a worker whose bucket was taken over (its lease expired) has
@@ -73,7 +87,9 @@ task continue from there. SIGTERM aborts the chunk under way (never
 committed) and frees the bucket. It prints what it did as JSON. Without
 --claims, the connection the task's backfill: claims: names is the store.
 Exit codes: 0 the task is caught up (every bucket done, or no backfill under
-way), 1 failure, 2 bad input (a task that cannot be cut), 75 every unfinished
+way: "no_plan" in the JSON when this worker saw none), 1 failure, 2 bad input
+(a task that cannot be cut, or one never planned whose table has rows to
+copy: run weir backfill first), 75 every unfinished
 bucket is held by another live worker (retry later, or run with --wait, which
 waits for them and takes over a dead worker's bucket when its lease ends) or
 the destination is locked by another run.`,
@@ -100,7 +116,7 @@ the destination is locked by another run.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Owner, "owner", "", "this worker's name in the claim store (default host:pid:run id)")
 	f.DurationVar(&opts.Lease, "lease", 30*time.Second, "a claim's lease; renewed every third of it")
-	f.Int64Var(&opts.ChunkKeys, "chunk-keys", 100_000, "cursor values a commit covers")
+	f.Int64Var(&opts.ChunkKeys, "chunk-keys", 100_000, "cursor keys a commit covers (read from the source, so gaps between keys cost nothing)")
 	f.BoolVar(&opts.Wait, "wait", false, "wait for buckets other workers hold instead of exiting 75")
 	return cmd
 }

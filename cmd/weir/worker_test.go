@@ -174,15 +174,7 @@ func workerProcesses(t *testing.T, sink, store string, rows int64) {
 			for range 3 {
 				others = append(others, worker(nil))
 			}
-			select {
-			case <-victim.paused:
-			case <-victim.done:
-				t.Fatalf("the victim ended before a chunk commit: exit %d\n%s", victim.exitCode(), victim.log())
-			case <-time.After(3 * time.Minute):
-				t.Fatalf("the victim never committed a chunk:\n%s", victim.log())
-			}
-			victim.cmd.Process.Signal(syscall.SIGKILL)
-			victim.exitCode()
+			killAfterCommit(t, victim)
 			for i, w := range others {
 				if code := w.exitCode(); code != ExitOK && code != ExitTempFail {
 					t.Errorf("worker %d exited %d, want 0 or 75:\n%s", i, code, w.log())
@@ -494,4 +486,19 @@ func (f *backfillFixture) takenOver(t *testing.T) int {
 		}
 	}
 	return taken
+}
+
+// killAfterCommit waits for victim, started with routes.CheckpointEnv
+// after-commit, to pause after its first chunk commit and SIGKILLs it.
+func killAfterCommit(t *testing.T, victim *child) {
+	t.Helper()
+	select {
+	case <-victim.paused:
+	case <-victim.done:
+		t.Fatalf("the victim ended before a chunk commit: exit %d\n%s", victim.exitCode(), victim.log())
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the victim never committed a chunk:\n%s", victim.log())
+	}
+	victim.cmd.Process.Signal(syscall.SIGKILL)
+	victim.exitCode()
 }
