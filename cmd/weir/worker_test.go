@@ -27,7 +27,9 @@ import (
 // backfillFixture is a source table of n rows (id 1…n, the integer
 // primary key and cursor), an append task copying it into another table of
 // the same schema, and the claim stores: a postgres:// one in the
-// fixture's schema and a sqlite:// file.
+// fixture's schema and a sqlite:// file. Task gold, a model with a
+// declared aggregate over ev's destination (per n: sum, count, min, max
+// and avg of id), writes table gold in PostgreSQL.
 type backfillFixture struct {
 	pg     *postgrestest.Fixture
 	dagf   string
@@ -70,8 +72,16 @@ tasks:
     transfer: {from: pg, table: %s, to: pg, dest_table: %s, mode: merge, cursor: n, primary_key: [id]}
   ev_model:
     model: {source: "pg:%s", sink: "pg:%s", mode: append, sql: "SELECT id FROM input"}
+  gold:
+    model:
+      source: "%s:%s"
+      sink: "pg:%s"
+      sql: "SELECT n, id FROM input"
+      aggregate:
+        group_by: [n]
+        measures: {s: sum(id), c: count(*), lo: min(id), hi: max(id), a: avg(id)}
 `, pg.URL(), lake, pg.Ref("ev"), sink, pg.Ref("out"), pg.Ref("ev"), pg.Ref("out_r"), pg.Ref("ev"), pg.Ref("out_t"),
-		pg.Ref("ev"), pg.Ref("out_m"), pg.Ref("ev"), pg.Ref("out_model"))
+		pg.Ref("ev"), pg.Ref("out_m"), pg.Ref("ev"), pg.Ref("out_model"), sink, pg.Ref("out"), pg.Ref("gold"))
 	if err := os.WriteFile(dagf, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -124,14 +134,7 @@ func (f *backfillFixture) check(t *testing.T, want string) {
 // store. 400,000 rows by default (this 2-core shared machine);
 // WEIR_WORKERS_ROWS=2000000 runs the issue's 2M.
 func TestWorker_Processes(t *testing.T) {
-	rows := int64(400_000)
-	if v := os.Getenv("WEIR_WORKERS_ROWS"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows = n
-	}
+	rows := workersRows(t)
 	for _, sink := range []string{"pg", "lake"} {
 		stores := []string{"postgres", "sqlite"}
 		if sink == "pg" { // what etcd does here does not depend on the sink: one is enough
@@ -141,6 +144,30 @@ func TestWorker_Processes(t *testing.T) {
 			t.Run(sink+"/"+store, func(t *testing.T) { workerProcesses(t, sink, store, rows) })
 		}
 	}
+}
+
+// workersRows is the source's row count of the end-to-end worker tests:
+// 400,000, or WEIR_WORKERS_ROWS.
+func workersRows(t *testing.T) int64 {
+	t.Helper()
+	v := os.Getenv("WEIR_WORKERS_ROWS")
+	if v == "" {
+		return 400_000
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("WEIR_WORKERS_ROWS=%q: %v", v, err)
+	}
+	return n
+}
+
+// worker starts a weir worker process for task ev of the backfill under
+// claims, 2 s leases and chunks of rows/8/5 keys (five a bucket).
+func (f *backfillFixture) worker(t *testing.T, claims string, env []string, extra ...string) *child {
+	t.Helper()
+	chunk := strconv.FormatInt(max(f.rows/8/5, 1), 10)
+	args := append([]string{"worker", "--task", "ev", "--claims", claims, "-f", f.dagf, "--lease", "2s", "--chunk-keys", chunk}, extra...)
+	return startChild(t, env, args...)
 }
 
 func workerProcesses(t *testing.T, sink, store string, rows int64) {
@@ -163,11 +190,7 @@ func workerProcesses(t *testing.T, sink, store string, rows int64) {
 			if code, _ := runCmd(t, "once", "--task", "ev", "-f", f.dagf); code != ExitTempFail {
 				t.Errorf("weir once during the backfill exited %d, want %d (the workers' rows)", code, ExitTempFail)
 			}
-			chunk := strconv.FormatInt(max(rows/8/5, 1), 10) // five chunks a bucket
-			worker := func(env []string, extra ...string) *child {
-				args := append([]string{"worker", "--task", "ev", "--claims", claims, "-f", f.dagf, "--lease", "2s", "--chunk-keys", chunk}, extra...)
-				return startChild(t, env, args...)
-			}
+			worker := func(env []string, extra ...string) *child { return f.worker(t, claims, env, extra...) }
 			start := time.Now()
 			victim := worker([]string{routes.CheckpointEnv + "=after-commit"})
 			var others []*child
