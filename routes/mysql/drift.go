@@ -152,6 +152,11 @@ func myColumnType(typ string) routes.ColumnType {
 		return routes.ColumnType{Kind: routes.KindInt, Bits: routes.IntBits(myIntWidth[c.dataType], !strings.Contains(c.columnType, "unsigned"))}
 	case c.dataType == "decimal" || c.dataType == "numeric":
 		return routes.ColumnType{Kind: routes.KindDecimal, Precision: int(c.precision), Scale: int(c.scale)}
+	case (c.dataType == "double" || c.dataType == "float" || c.dataType == "real") && strings.Contains(args, ","):
+		// DOUBLE(M,D), FLOAT(M,D) round each value to D decimals without an
+		// error (1.2345 is stored as 1.23): held as a decimal(M,D) is.
+		p, s := typeArgs(args)
+		return routes.ColumnType{Kind: routes.KindDecimal, Precision: int(p), Scale: int(s)}
 	case c.dataType == "datetime", c.dataType == "time":
 		return routes.ColumnType{Kind: map[string]routes.TypeKind{"datetime": routes.KindTimestamp, "time": routes.KindTime}[c.dataType], Digits: int(digits)}
 	case c.dataType == "timestamp": // kept as UTC instants, shown in the session's zone
