@@ -1,6 +1,7 @@
 package weir_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -73,4 +74,41 @@ func TestAttackS13b_UserTypeHoldsOrRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAttackS13b_MySQLReplicaCaseInsensitiveKey: a log_based replica the
+// user created in MariaDB with the default collation (utf8mb4_general_ci
+// holds 'a' = 'A'). The PostgreSQL source has key 'a'; after the
+// bootstrap it gains a distinct row 'A', and the apply's INSERT … ON
+// DUPLICATE KEY UPDATE would fold it into the row of 'a'. Want: both
+// rows, or bad input naming the table. Passes on main: the bootstrap
+// replaces the user's table with weir's own (utf8mb4_nopad_bin key), so
+// no fold is possible; this guards that.
+func TestAttackS13b_MySQLReplicaCaseInsensitiveKey(t *testing.T) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "mysql")
+	src.Exec(t, ctx, "CREATE TABLE "+src.Table("t")+" (k text PRIMARY KEY, v text)")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES ('a', 'one')")
+	dst.Exec(t, ctx, "CREATE TABLE "+dst.Table("t")+" (k varchar(20) PRIMARY KEY, v text) DEFAULT CHARSET utf8mb4 COLLATE utf8mb4_general_ci")
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestTable: dst.Schema + ".t", Mode: routes.ModeLogBased}
+	t.Cleanup(func() { weir.ResetLogBased(context.WithoutCancel(ctx), src.URL, dst.URL, opts) })
+	rows := func() string {
+		return dst.Query(t, ctx, "SELECT COALESCE(GROUP_CONCAT(CONCAT_WS('|', HEX(k), v) ORDER BY k, v SEPARATOR ' '), '') FROM "+dst.Table("t"))
+	}
+	_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+	if err == nil {
+		src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES ('A', 'two')")
+		_, err = weir.Transfer(ctx, src.URL, dst.URL, opts)
+	}
+	got := rows()
+	if err == nil {
+		if got != "41|two 61|one" && got != "61|one 41|two" {
+			t.Fatalf("exit 0, yet the replica holds %q: two source keys 'a' and 'A', want two rows or a refusal", got)
+		}
+		return
+	}
+	if !errors.Is(err, routes.ErrBadInput) {
+		t.Fatalf("got %v, want bad input (exit 2); replica %q", err, got)
+	}
+	t.Log(err, got)
 }
