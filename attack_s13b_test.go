@@ -37,6 +37,11 @@ func TestAttackS13b_UserTypeHoldsOrRefuses(t *testing.T) {
 		{"postgres", "integer array into bigint array", "integer[]", "bigint[]", "'{7}'", "{7}"},
 		// DOUBLE(M,D) rounds to D decimals: 1.2345 was stored as 1.23.
 		{"mysql", "double into double(10,2)", "double precision", "double(10,2)", "1.2345", ""},
+		// YEAR takes 1..69 as 2001..2069: 5 was stored as 2005.
+		{"mysql", "integer into year", "integer", "year", "5", ""},
+		// BIT(n) stores a string's bytes: '5' was stored as 53.
+		{"mysql", "text into bit(8)", "text", "bit(8)", "'5'", ""},
+		{"mysql", "boolean into bit(1)", "boolean", "bit(1)", "true", "\x01"},
 		{"mysql", "decimal into double(10,2)", "numeric(8,2)", "double(10,2)", "1.25", "1.25"},
 	}
 	for _, c := range cases {
