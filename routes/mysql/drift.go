@@ -139,7 +139,7 @@ func holdsMyType(dest, src string) bool {
 
 // myColumnType maps a COLUMN_TYPE (parseColumnType's) to the type the
 // lossy-cast rule compares. tinyint(1) is a boolean, as weir reads it;
-// types it does not compare (enum, set, bit, year, geometry, …) are
+// types it does not compare (enum, set, geometry, …) are
 // routes.KindOther.
 func myColumnType(typ string) routes.ColumnType {
 	c := parseColumnType(typ)
@@ -152,6 +152,15 @@ func myColumnType(typ string) routes.ColumnType {
 		return routes.ColumnType{Kind: routes.KindInt, Bits: routes.IntBits(myIntWidth[c.dataType], !strings.Contains(c.columnType, "unsigned"))}
 	case c.dataType == "decimal" || c.dataType == "numeric":
 		return routes.ColumnType{Kind: routes.KindDecimal, Precision: int(c.precision), Scale: int(c.scale)}
+	case (c.dataType == "double" || c.dataType == "float" || c.dataType == "real") && strings.Contains(args, ","):
+		// DOUBLE(M,D), FLOAT(M,D) round each value to D decimals without an
+		// error (1.2345 is stored as 1.23): held as a decimal(M,D) is.
+		p, s := typeArgs(args)
+		return routes.ColumnType{Kind: routes.KindDecimal, Precision: int(p), Scale: int(s)}
+	case c.dataType == "bit": // an unsigned integer of n bits (text into it is stored as its bytes: '5' as 53)
+		return routes.ColumnType{Kind: routes.KindInt, Bits: int(c.precision)}
+	case c.dataType == "year": // held as a date: an integer into it is refused (5 is stored as 2005), a date fails loudly
+		return routes.ColumnType{Kind: routes.KindDate}
 	case c.dataType == "datetime", c.dataType == "time":
 		return routes.ColumnType{Kind: map[string]routes.TypeKind{"datetime": routes.KindTimestamp, "time": routes.KindTime}[c.dataType], Digits: int(digits)}
 	case c.dataType == "timestamp": // kept as UTC instants, shown in the session's zone

@@ -5,7 +5,8 @@ import "testing"
 // TestHoldsMyType: COLUMN_TYPEs mapped for routes.Holds — tinyint(1) is
 // a boolean (a number into it reads back as true), unsigned widths count
 // one more bit, datetime and timestamp differ by zone, a double into
-// text keeps 15 digits, and types not compared are left to the insert.
+// text keeps 15 digits, bit(n) is an n-bit integer, year a date, a
+// DOUBLE(M,D) a decimal(M,D), and types not compared are left to the insert.
 func TestHoldsMyType(t *testing.T) {
 	tests := []struct {
 		dest, src string
@@ -22,7 +23,8 @@ func TestHoldsMyType(t *testing.T) {
 		{"date", "datetime(6)", false}, {"datetime", "date", true}, {"timestamp", "date", false},
 		{"datetime(3)", "datetime(6)", false}, {"datetime(6)", "datetime", true}, {"datetime(6)", "timestamp(6)", false},
 		{"timestamp(6)", "datetime(6)", false}, {"time(6)", "time", true}, {"time", "time(3)", false},
-		{"year(4)", "int(11)", true}, {"enum('a','b')", "varchar(3)", true}, {"text", "enum('a')", true},
+		{"year(4)", "int(11)", false}, {"year(4)", "year", true}, {"bit(8)", "text", false}, {"bit(1)", "tinyint(1)", true},
+		{"double(10,2)", "double", false}, {"double(10,2)", "decimal(8,2)", true}, {"enum('a','b')", "varchar(3)", true}, {"text", "enum('a')", true},
 		{"bit(5)", "int(11)", true}, {"tinyint(1)", "bit(1)", false}, {"json", "longtext", true},
 	}
 	for _, tt := range tests {

@@ -141,14 +141,18 @@ func (st *stage) apply(ctx context.Context, tx pgx.Tx, exists, becomes bool) err
 }
 
 // checkMerged refuses a merge that folded a staged row into another key's
-// row: a key column of citext or of a nondeterministic collation (a table
-// of yours) holds 'a' = 'A', so ON CONFLICT updated the row of 'a' with
+// row: a key column of citext or of a nondeterministic collation, or in
+// a unique index built with one (UNIQUE (k COLLATE ci), which ON CONFLICT
+// (k) infers whatever its collation; a table of yours), holds 'a' = 'A',
+// so ON CONFLICT updated the row of 'a' with
 // the source's row of 'A'. Every staged key must now be in the destination
 // byte for byte. Tables without such a key column cost one catalog query.
 func (st *stage) checkMerged(ctx context.Context, tx pgx.Tx) error {
 	rows, err := tx.Query(ctx, `SELECT a.attname::text, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
 LEFT JOIN pg_collation c ON c.oid = a.attcollation
-WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2) AND (NOT COALESCE(c.collisdeterministic, true) OR a.atttypid = to_regtype('citext'))`, ident(st.dest), st.opts.Key)
+WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2) AND (NOT COALESCE(c.collisdeterministic, true) OR a.atttypid = to_regtype('citext')
+  OR EXISTS (SELECT 1 FROM pg_index i, unnest(i.indkey::int2[], i.indcollation::oid[]) AS u(attnum, coll) JOIN pg_collation ic ON ic.oid = u.coll
+    WHERE i.indrelid = a.attrelid AND i.indisunique AND u.attnum = a.attnum AND NOT ic.collisdeterministic))`, ident(st.dest), st.opts.Key)
 	if err != nil {
 		return fmt.Errorf("key collations of %s: %w", st.dest, err)
 	}
@@ -178,8 +182,8 @@ WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2) AND (NOT COALESCE(c.c
 	}
 	k := "(" + strings.Join(st.opts.Key, ", ") + ")"
 	return &routes.ProbeError{Table: st.info.Ref.String(),
-		Problem: fmt.Sprintf("the merge's row with key %s = (%s) would not land as its own row of %s: its key columns compare case-insensitively (citext or a nondeterministic collation) and take it for another row; nothing was written", k, strings.Join(example, ", "), st.dest),
-		Hint:    fmt.Sprintf("give the key columns of %s a deterministic collation and a type like text, or merge into a table weir creates", st.dest)}
+		Problem: fmt.Sprintf("the merge's row with key %s = (%s) would not land as its own row of %s: its key columns compare case-insensitively (citext, or a nondeterministic collation of the column or of a unique index on it) and take it for another row; nothing was written", k, strings.Join(example, ", "), st.dest),
+		Hint:    fmt.Sprintf("give the key columns of %s (and their unique indexes) a deterministic collation and a type like text, or merge into a table weir creates", st.dest)}
 }
 
 func (st *stage) inTx(ctx context.Context, fn func(pgx.Tx) error) error {

@@ -202,6 +202,8 @@ func pgColumnType(typ string) routes.ColumnType {
 	case spec.kind == kindInterval:
 		base, _, _ := strings.Cut(strings.ToLower(typ), "(")
 		return routes.ColumnType{Kind: routes.KindInterval, Digits: digits, Fields: strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(base), "interval"))}
+	case typ == "money": // two decimals (lc_monetary's, as C's): 1.2345 is stored as $1.23
+		return routes.ColumnType{Kind: routes.KindDecimal, Precision: 19, Scale: 2}
 	case spec.kind == kindUnknown && (typ == "timetz" || strings.HasPrefix(typ, "time") && !strings.HasPrefix(typ, "timestamp") && strings.HasSuffix(typ, " with time zone")):
 		return routes.ColumnType{Kind: routes.KindTime, Digits: digits, Zone: "UTC"}
 	}
@@ -250,7 +252,12 @@ func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, error) {
 
 // holds is routes.Holds over two format_type names, asked after
 // widenType, so widenings are already planned.
+// Two arrays are held element by element: an element's assignment cast
+// rounds as a column's does ({1.5} into integer[] is {2}).
 func holds(dest, src string) bool {
+	if d, s := strings.TrimSuffix(dest, "[]"), strings.TrimSuffix(src, "[]"); d != dest && s != src {
+		dest, src = d, s
+	}
 	return routes.Holds(pgColumnType(dest), pgColumnType(src), casts)
 }
 

@@ -48,7 +48,8 @@ func TestHolds(t *testing.T) {
 		{"text", "character varying(20)"}, {"character varying(5)", "text"}, // a longer value fails loudly
 		{"timestamp without time zone", "date"}, {"timestamp(6) without time zone", "timestamp(3) without time zone"},
 		{"timestamp with time zone", "timestamp(6) with time zone"}, {"jsonb", "json"}, {"interval", "interval second(3)"},
-		{"point", "text"}, {"integer[]", "bigint[]"}, // not grouped: left to the insert
+		{"point", "text"}, {"integer[]", "text"}, // not grouped: left to the insert
+		{"integer[]", "bigint[]"}, {"bigint[]", "integer[]"}, {"money", "numeric(10,2)"}, {"money", "integer"}, // arrays by element; money as numeric(19,2)
 	}
 	for _, p := range exact {
 		if !holds(p[0], p[1]) {
@@ -63,6 +64,7 @@ func TestHolds(t *testing.T) {
 		{"timestamp without time zone", "timestamp with time zone"}, {"timestamp with time zone", "date"},
 		{"timestamp(3) without time zone", "timestamp without time zone"}, {"time(0) without time zone", "time(6) without time zone"},
 		{"interval second(0)", "interval"}, {"integer", "boolean"}, {"boolean", "integer"}, {"bytea", "text"}, {"integer", "text"},
+		{"integer[]", "numeric[]"}, {"numeric(10,2)[]", "double precision[]"}, {"money", "numeric(10,4)"}, {"money", "double precision"},
 	}
 	for _, p := range lossy {
 		if holds(p[0], p[1]) {
