@@ -25,7 +25,9 @@
 #               compiles ZetaSQL with clang: ~20 minutes on 2 cores, logged in
 #               /var/cache/weir/bq/build.log) and cached in /var/cache/weir/bq, so only the
 #               first run on a machine pays for it. Built when missing under CI=true, or when
-#               go and clang++ are at hand; WEIR_BUILD_BIGQUERY=1 forces it, =0 skips it
+#               go and clang++ are at hand; WEIR_BUILD_BIGQUERY=1 forces it, =0 skips it.
+#               Under CI=true an emulator of this directory's up for over an hour is
+#               restarted (it keeps its catalog in memory and wedges after long use)
 #   SQS         127.0.0.1:19324 (WEIR_TEST_SQS_PORT): fauxqs 1.9.2 from npm, which speaks the
 #               JSON protocol (X-Amz-Target AmazonSQS.*) aws-sdk-go-v2's SQS client uses
 #               (sqslite 2.1.1 speaks only the query protocol: it answers 415 to JSON);
@@ -712,8 +714,27 @@ bq_stop_wedged() {
 	BQ_ACTION=" (restarted: it had stopped answering)"
 }
 
+# bq_stop_stale — under CI=true, an emulator of this directory's that has run
+# for more than an hour is stopped, to be started afresh: its in-memory catalog
+# grows with every test run and, after hours of concurrent use, it has wedged
+# mid-run (every call then answered 500 "sql: connection is already closed",
+# seen 2026-12-07), which a ping at the start cannot foresee.
+bq_stop_stale() {
+	local pid age
+	[ "${CI:-}" = true ] || return 0
+	pid=$(bq_pid) || return 0
+	age=$(ps -o etimes= -p "$pid" 2>/dev/null | tr -d ' ') || return 0
+	[ -n "$age" ] && [ "$age" -gt 3600 ] || return 0
+	note "the BigQuery emulator (pid $pid) has run for ${age}s: restarting it for a fresh catalog"
+	kill "$pid"
+	wait_until "$WAIT_SECS" not proc_alive "$pid" ||
+		die "the BigQuery emulator (pid $pid) did not stop within ${WAIT_SECS}s"
+	BQ_ACTION=" (restarted: it had run for ${age}s)"
+}
+
 setup_bigquery() {
 	BQ_ACTION=""
+	bq_stop_stale
 	if bq_ping; then
 		echo "bigquery ok (emulator $BQ_VERSION on 127.0.0.1:$BQ_PORT, project $BQ_PROJECT)"
 		return
