@@ -93,37 +93,57 @@ func TestAttackS13_MySQLMergeCaseInsensitiveKeyHeld(t *testing.T) {
 	}
 }
 
-// TestAttackS13_PostgresMergeNondeterministicKey: a PostgreSQL table of
-// the user's whose key has a nondeterministic (case-insensitive) ICU
-// collation holds 'a' = 'A'. A first merge lands the source's 'a'; the
-// source then gains a distinct row 'A', and the next merge's ON CONFLICT
-// updated the row of 'a' with it: the source's two rows became one, exit
-// 0. Want: bad input (exit 2), the destination as the first run left it;
-// an update of 'a' itself still lands.
-func TestAttackS13_PostgresMergeNondeterministicKey(t *testing.T) {
-	ctx := routestest.Context(t, 2*time.Minute)
-	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "postgres")
-	src.Exec(t, ctx, "CREATE TABLE "+src.Table("s")+" (k text PRIMARY KEY, v bigint NOT NULL)")
-	src.Exec(t, ctx, "INSERT INTO "+src.Table("s")+" VALUES ('a', 1)")
-	dst.Exec(t, ctx, "CREATE COLLATION "+dst.Schema+".ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
-	dst.Exec(t, ctx, "CREATE TABLE "+dst.Table("d")+" (k text COLLATE "+dst.Schema+".ci PRIMARY KEY, v bigint NOT NULL)")
-	opts := weir.TransferOptions{Tables: []string{src.Schema + ".s"}, DestTable: dst.Schema + ".d", Mode: routes.ModeMerge, Cursor: "v"}
-	rows := func() string {
-		return dst.Query(t, ctx, "SELECT COALESCE(string_agg(k || '=' || v, ' ' ORDER BY v), '') FROM "+dst.Table("d"))
-	}
-	if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil || rows() != "a=1" {
-		t.Fatalf("first run: %v, destination %q", err, rows())
-	}
-	src.Exec(t, ctx, "INSERT INTO "+src.Table("s")+" VALUES ('A', 2)")
-	_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
-	if !errors.Is(err, routes.ErrBadInput) || rows() != "a=1" {
-		t.Fatalf("second run: %v, destination %q; want bad input and a=1 kept (the source has a=1 and A=2)", err, rows())
-	}
-	t.Log(err)
-	src.Exec(t, ctx, "DELETE FROM "+src.Table("s")+" WHERE k = 'A'")
-	src.Exec(t, ctx, "UPDATE "+src.Table("s")+" SET v = 3 WHERE k = 'a'")
-	if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil || rows() != "a=3" {
-		t.Fatalf("an update of a itself: %v, destination %q", err, rows())
+// TestAttackS13_PostgresMergeFoldingKey: a PostgreSQL table of the
+// user's whose key folds 'a' and 'A' into one — the key column has a
+// nondeterministic (case-insensitive) ICU collation, or (attack s13b) the
+// column is deterministic but its only unique index is built with such a
+// collation (UNIQUE (k COLLATE ci), which ON CONFLICT (k) infers whatever
+// its collation). A first merge lands the source's 'a'; the source then
+// gains a distinct row 'A', and the next merge's ON CONFLICT updated the
+// row of 'a' with it: the source's two rows became one, exit 0. Want: bad
+// input (exit 2), the destination as the first run left it; an update of
+// 'a' itself still lands.
+func TestAttackS13_PostgresMergeFoldingKey(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ddl  func(table, collation string) []string
+	}{
+		{"key-collation", func(d, ci string) []string {
+			return []string{"CREATE TABLE " + d + " (k text COLLATE " + ci + " PRIMARY KEY, v bigint NOT NULL)"}
+		}},
+		{"unique-index-collation", func(d, ci string) []string {
+			return []string{"CREATE TABLE " + d + " (k text NOT NULL, v bigint NOT NULL)",
+				"CREATE UNIQUE INDEX ON " + d + " (k COLLATE " + ci + ")"}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := routestest.Context(t, 2*time.Minute)
+			src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "postgres")
+			src.Exec(t, ctx, "CREATE TABLE "+src.Table("s")+" (k text PRIMARY KEY, v bigint NOT NULL)")
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("s")+" VALUES ('a', 1)")
+			dst.Exec(t, ctx, "CREATE COLLATION "+dst.Schema+".ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+			for _, q := range tc.ddl(dst.Table("d"), dst.Schema+".ci") {
+				dst.Exec(t, ctx, q)
+			}
+			opts := weir.TransferOptions{Tables: []string{src.Schema + ".s"}, DestTable: dst.Schema + ".d", Mode: routes.ModeMerge, Cursor: "v"}
+			rows := func() string {
+				return dst.Query(t, ctx, "SELECT COALESCE(string_agg(k || '=' || v, ' ' ORDER BY v), '') FROM "+dst.Table("d"))
+			}
+			if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil || rows() != "a=1" {
+				t.Fatalf("first run: %v, destination %q", err, rows())
+			}
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("s")+" VALUES ('A', 2)")
+			_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+			if !errors.Is(err, routes.ErrBadInput) || rows() != "a=1" {
+				t.Fatalf("second run: %v, destination %q; want bad input and a=1 kept (the source has a=1 and A=2)", err, rows())
+			}
+			t.Log(err)
+			src.Exec(t, ctx, "DELETE FROM "+src.Table("s")+" WHERE k = 'A'")
+			src.Exec(t, ctx, "UPDATE "+src.Table("s")+" SET v = 3 WHERE k = 'a'")
+			if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil || rows() != "a=3" {
+				t.Fatalf("an update of a itself: %v, destination %q", err, rows())
+			}
+		})
 	}
 }
 
