@@ -213,6 +213,10 @@ func cellText(v any, typ string, o Options) (s string, null bool, err error) {
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32), false, nil
 	case time.Time:
+		// held to the ranges of text (pgoutput's timestamps arrive decoded)
+		if err := dateTextRange(x.UTC().Format("2006-01-02 15:04:05.999999999"), inner, o); err != nil {
+			return "", false, err
+		}
 		return timeText(x.UTC(), inner, o)
 	}
 	if cdc.IsUnchanged(v) {

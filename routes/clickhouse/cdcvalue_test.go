@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTimeConv_Infinity: PostgreSQL's ±infinity into DateTime is refused
@@ -54,6 +55,42 @@ func TestCellText_DateRange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, _, err := cellText(tt.v, tt.typ, old)
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("%s into %s: %v, want it accepted", tt.v, tt.typ, err)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%s into %s: %v, want %q", tt.v, tt.typ, err, tt.err)
+		}
+	}
+}
+
+// TestCellText_TimeRange: a change value that is a time.Time (pgoutput's
+// timestamps, decoded by cdc/pgwal) is held to the same ranges as text.
+// Attack s14: 0001-01-01 and 1800-01-01 into DateTime landed as
+// 1970-01-01 00:00:00, exit 0 (ClickHouse 18.16's parser wraps them).
+func TestCellText_TimeRange(t *testing.T) {
+	old := Options{maxDate: maxDateOld, maxDateTime: maxDateTimeOld, Subseconds: "truncate"}
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.DateTime, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tests := []struct {
+		v, typ, err string
+	}{
+		{"2024-01-02 03:04:05", "DateTime", ""},
+		{"1970-01-01 00:00:00", "Nullable(DateTime('UTC'))", ""},
+		{"0001-01-01 00:00:00", "DateTime", "outside the range of this server's DateTime"},
+		{"1800-01-01 00:00:00", "Nullable(DateTime('UTC'))", "outside the range of this server's DateTime"},
+		{"1969-12-31 23:59:59", "DateTime", "outside the range of this server's DateTime"},
+		{"2106-02-07 06:28:15", "DateTime", "outside the range of this server's DateTime"},
+		{"1000-01-01 00:00:00", "Date", "outside the ClickHouse Date range"},
+		{"2024-01-02 00:00:00", "Date", ""},
+	}
+	for _, tt := range tests {
+		_, _, err := cellText(at(tt.v), tt.typ, old)
 		switch {
 		case tt.err == "" && err != nil:
 			t.Errorf("%s into %s: %v, want it accepted", tt.v, tt.typ, err)
