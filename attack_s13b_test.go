@@ -42,6 +42,17 @@ func TestAttackS13b_UserTypeHoldsOrRefuses(t *testing.T) {
 		{"mysql", "text into bit(8)", "text", "bit(8)", "'5'", ""},
 		{"mysql", "boolean into bit(1)", "boolean", "bit(1)", "true", "\x01"},
 		{"mysql", "decimal into double(10,2)", "numeric(8,2)", "double(10,2)", "1.25", "1.25"},
+		// A fixed-width column pads what it stores: CHAR(n) cut 'a  ' to
+		// 'a', BINARY(n) and FixedString(n) padded 'ab' with NUL bytes.
+		{"mysql", "text into char(5)", "text", "char(5)", "'a  '", ""},
+		{"mysql", "varchar into char(5)", "varchar(3)", "char(5)", "'a  '", ""},
+		{"mysql", "bytea into binary(4)", "bytea", "binary(4)", `'\x6162'`, ""},
+		{"clickhouse", "text into FixedString(5)", "text", "Nullable(FixedString(5))", "'ab'", ""},
+		// A char(n) source is weir's CHAR(n): it holds a char of no more width.
+		{"mysql", "char(3) into char(3)", "char(3)", "char(3)", "'ab'", "ab"},
+		{"mysql", "char(3) into char(5)", "char(3)", "char(5)", "'ab'", "ab"},
+		// A wider char is a widening (ALTER … char(5)), as a varchar's.
+		{"mysql", "char(5) into char(3)", "char(5)", "char(3)", "'abcde'", "abcde"},
 	}
 	for _, c := range cases {
 		t.Run(c.kind+"/"+c.name, func(t *testing.T) {
@@ -53,9 +64,10 @@ func TestAttackS13b_UserTypeHoldsOrRefuses(t *testing.T) {
 			if _, err := weir.Transfer(ctx, src.URL, dst.URL, opts); err != nil {
 				t.Fatal(err)
 			}
-			if c.kind == "mysql" {
+			switch c.kind {
+			case "mysql", "clickhouse":
 				dst.Exec(t, ctx, fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN v %s", dst.Table("t"), c.dest))
-			} else {
+			default:
 				dst.Exec(t, ctx, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN v TYPE %s USING NULL", dst.Table("t"), c.dest))
 			}
 			src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (2, "+c.value+")")

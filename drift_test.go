@@ -28,6 +28,12 @@ func driftRows(t *testing.T, d *cdctest.DB, ctx context.Context, cols ...string)
 			parts[i] = fmt.Sprintf("COALESCE(CAST(%s AS CHAR), 'NULL')", c)
 		}
 		q = fmt.Sprintf("SELECT GROUP_CONCAT(CONCAT_WS(':', %s) ORDER BY id SEPARATOR ',') FROM %s", strings.Join(parts, ", "), d.Table("t"))
+	case "clickhouse":
+		parts := make([]string, len(cols))
+		for i, c := range cols {
+			parts[i] = fmt.Sprintf("ifNull(toString(%s), 'NULL')", c)
+		}
+		q = fmt.Sprintf("SELECT arrayStringConcat(arrayMap(x -> x.2, arraySort(x -> x.1, groupArray((id, concat(%s))))), ',') FROM %s", strings.Join(parts, ", ':', "), d.Table("t"))
 	default:
 		parts := make([]string, len(cols))
 		for i, c := range cols {

@@ -53,6 +53,14 @@ type ColumnType struct {
 	// Fields: KindInterval, a restriction to some fields ("day", "hour to
 	// minute"), which drops the others; "" none.
 	Fields string
+	// Width: KindText or KindBinary of a fixed width, a shorter value
+	// padded to it on write; 0 for one of any length. Trimmed: the padding
+	// is cut on read, and with it the value's own trailing pad characters
+	// (MySQL's char(n): 'a  ' reads back as 'a'); else the padding is kept
+	// (MySQL's binary(n), ClickHouse's FixedString(n): 'ab' reads back as
+	// 'ab\0\0\0').
+	Width   int
+	Trimmed bool
 }
 
 // IntBits is the bits of magnitude of an integer of width bits.
@@ -98,15 +106,22 @@ type Casts struct {
 //   - anything but a boolean into a boolean; bytes into text, text into
 //     bytes; a float into text, or a boolean into a number, unless Casts
 //     say the destination writes it exactly;
-//   - one kind into another (text into an integer, JSON into a UUID).
+//   - one kind into another (text into an integer, JSON into a UUID);
+//   - anything into a fixed-width type (Width) but its own kind of the
+//     same padding and width, or of less width when the padding is
+//     trimmed: MySQL's char(3) into char(5) holds, text into it does not.
 //
-// A KindOther on either side is left to the destination's insert.
+// A KindOther source is left to the destination's insert, except into a
+// boolean or a fixed-width type.
 func Holds(dest, src ColumnType, c Casts) bool {
 	switch {
 	case dest == src:
 		return true
 	case dest.Kind == KindBool:
 		return src.Kind == KindBool
+	case dest.Width > 0:
+		return src.Kind == dest.Kind && src.Trimmed == dest.Trimmed && src.Width > 0 &&
+			(src.Width == dest.Width || dest.Trimmed && src.Width < dest.Width)
 	case dest.Kind == KindOther || src.Kind == KindOther:
 		return true
 	case src.Kind == KindBool && (dest.Kind == KindInt || dest.Kind == KindDecimal || dest.Kind == KindFloat):

@@ -12,6 +12,8 @@ func intType(width int, signed bool) ColumnType {
 
 func decType(p, s int) ColumnType   { return ColumnType{Kind: KindDecimal, Precision: p, Scale: s} }
 func floatType(bits int) ColumnType { return ColumnType{Kind: KindFloat, Bits: bits} }
+func charType(n int) ColumnType     { return ColumnType{Kind: KindText, Width: n, Trimmed: true} }
+func binFixed(n int) ColumnType     { return ColumnType{Kind: KindBinary, Width: n} }
 func tsType(digits int, zone string) ColumnType {
 	return ColumnType{Kind: KindTimestamp, Digits: digits, Zone: zone}
 }
@@ -237,6 +239,18 @@ func TestHolds_Others(t *testing.T) {
 		{"other into int", intType(32, true), other, noCasts, true},
 		{"text into other", other, textType, noCasts, true},
 		{"float into other", other, floatType(64), noCasts, true},
+		{"text into char(5)", charType(5), textType, allCasts, false},
+		{"char(3) into char(5)", charType(5), charType(3), noCasts, true},
+		{"char(5) into char(3)", charType(3), charType(5), noCasts, false},
+		{"char(3) into text", textType, charType(3), noCasts, true},
+		{"other into char(5)", charType(5), other, noCasts, false},
+		{"int into char(5)", charType(5), intType(32, true), allCasts, false},
+		{"bytes into binary(4)", binFixed(4), binType, noCasts, false},
+		{"binary(2) into binary(4)", binFixed(4), binFixed(2), noCasts, false},
+		{"binary(4) into binary(4)", binFixed(4), binFixed(4), noCasts, true},
+		{"char(4) into binary(4)", binFixed(4), charType(4), noCasts, false},
+		{"NUL-padded text into char(5)", charType(5), ColumnType{Kind: KindText, Width: 5}, noCasts, false},
+		{"binary(4) into bytes", binType, binFixed(4), noCasts, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

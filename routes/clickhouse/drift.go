@@ -46,8 +46,9 @@ var casts = routes.Casts{FloatText: true, BoolNumber: true}
 // chColumnType maps a ClickHouse type (parseType's, Nullable and
 // LowCardinality unwrapped) to the type the lossy-cast rule compares.
 // A DateTime keeps instants: in UTC (the zone weir creates it in), or in
-// no named zone, it reads as a wall clock; another zone is kept. Types not
-// compared (arrays, UUID, FixedString, Enum, …) are routes.KindOther.
+// no named zone, it reads as a wall clock; another zone is kept. A
+// FixedString(n) is fixed-width text (a String holds bytes as they are).
+// Types not compared (arrays, UUID, Enum, …) are routes.KindOther.
 func chColumnType(typ string) routes.ColumnType {
 	t, err := parseType(typ)
 	for err == nil && (t.Name == "Nullable" || t.Name == "LowCardinality") {
@@ -61,6 +62,9 @@ func chColumnType(typ string) routes.ColumnType {
 	case strings.HasPrefix(t.Name, "Decimal"):
 		p, s := decimalParams(t)
 		return routes.ColumnType{Kind: routes.KindDecimal, Precision: p, Scale: s}
+	case t.Name == "FixedString": // pads with NUL bytes, kept on read: 'ab' into FixedString(3) reads back as 'ab\0'
+		n, _ := t.intArg(0)
+		return routes.ColumnType{Kind: routes.KindText, Width: n}
 	case t.Name == "DateTime" || t.Name == "DateTime64":
 		at := dateTimeArrow(t)
 		digits := 0

@@ -22,6 +22,9 @@ func TestCHColumnType(t *testing.T) {
 		{"DateTime64(3, 'UTC')", "DateTime64(6, 'UTC')", false}, {"DateTime64(6)", "DateTime64(6, 'UTC')", true},
 		{"DateTime64(6, 'Europe/Berlin')", "DateTime64(6, 'UTC')", false}, {"DateTime64(6, 'Europe/Berlin')", "Date", false},
 		{"UUID", "String", true}, {"Array(Int32)", "Array(Int64)", true}, {"Bool", "UUID", false},
+		// FixedString(n) pads with NUL bytes: it holds only a FixedString(n).
+		{"Nullable(FixedString(5))", "Nullable(String)", false}, {"FixedString(5)", "FixedString(3)", false},
+		{"FixedString(16)", "FixedString(16)", true}, {"String", "FixedString(16)", true},
 	}
 	for _, tt := range tests {
 		if got := routes.Holds(chColumnType(tt.dest), chColumnType(tt.src), casts); got != tt.want {

@@ -139,7 +139,7 @@ func holdsMyType(dest, src string) bool {
 
 // myColumnType maps a COLUMN_TYPE (parseColumnType's) to the type the
 // lossy-cast rule compares. tinyint(1) is a boolean, as weir reads it;
-// types it does not compare (enum, set, geometry, …) are
+// char(n) and binary(n) are fixed-width; types it does not compare (enum, set, geometry, …) are
 // routes.KindOther.
 func myColumnType(typ string) routes.ColumnType {
 	c := parseColumnType(typ)
@@ -165,6 +165,10 @@ func myColumnType(typ string) routes.ColumnType {
 		return routes.ColumnType{Kind: map[string]routes.TypeKind{"datetime": routes.KindTimestamp, "time": routes.KindTime}[c.dataType], Digits: int(digits)}
 	case c.dataType == "timestamp": // kept as UTC instants, shown in the session's zone
 		return routes.ColumnType{Kind: routes.KindTimestamp, Digits: int(digits), Zone: "UTC"}
+	case c.dataType == "char": // pads with spaces, cut on read with the value's own: 'a  ' reads back as 'a'
+		return routes.ColumnType{Kind: routes.KindText, Width: int(max(digits, 1)), Trimmed: true}
+	case c.dataType == "binary": // pads with NUL bytes, kept on read
+		return routes.ColumnType{Kind: routes.KindBinary, Width: int(max(digits, 1))}
 	}
 	if k, ok := simpleKinds[c.dataType]; ok && c.dataType != "enum" && c.dataType != "set" {
 		return myKindTypes[k]
@@ -189,7 +193,7 @@ func collate(c myColumn) string {
 
 var (
 	myDecimalRE = regexp.MustCompile(`^decimal\((\d+),(\d+)\)( unsigned)?$`)
-	myVarcharRE = regexp.MustCompile(`^(varchar|varbinary)\((\d+)\)$`)
+	myVarcharRE = regexp.MustCompile(`^(varchar|varbinary|char)\((\d+)\)$`) // not binary(n): a wider one pads
 	myIntRE     = regexp.MustCompile(`^(tinyint|smallint|mediumint|int|bigint)(\(\d+\))?( unsigned)?$`)
 	myIntRank   = map[string]int{"tinyint": 1, "smallint": 2, "mediumint": 3, "int": 4, "bigint": 5}
 )

@@ -6,7 +6,8 @@ import "testing"
 // a boolean (a number into it reads back as true), unsigned widths count
 // one more bit, datetime and timestamp differ by zone, a double into
 // text keeps 15 digits, bit(n) is an n-bit integer, year a date, a
-// DOUBLE(M,D) a decimal(M,D), and types not compared are left to the insert.
+// DOUBLE(M,D) a decimal(M,D), char(n) and binary(n) fixed-width, and
+// types not compared are left to the insert.
 func TestHoldsMyType(t *testing.T) {
 	tests := []struct {
 		dest, src string
@@ -26,6 +27,12 @@ func TestHoldsMyType(t *testing.T) {
 		{"year(4)", "int(11)", false}, {"year(4)", "year", true}, {"bit(8)", "text", false}, {"bit(1)", "tinyint(1)", true},
 		{"double(10,2)", "double", false}, {"double(10,2)", "decimal(8,2)", true}, {"enum('a','b')", "varchar(3)", true}, {"text", "enum('a')", true},
 		{"bit(5)", "int(11)", true}, {"tinyint(1)", "bit(1)", false}, {"json", "longtext", true},
+		// char(n) cuts a string's trailing spaces, binary(n) pads bytes with NULs:
+		// each holds only its own kind of no more width (binary: the same width).
+		{"char(5)", "longtext", false}, {"char(5)", "varchar(3)", false}, {"char(5)", "char(3)", true},
+		{"char(3)", "char(3)", true}, {"char(3)", "char(5)", false}, {"varchar(5)", "char(3)", true},
+		{"longtext", "char(3)", true}, {"char(5)", "enum('a')", false}, {"binary(4)", "longblob", false},
+		{"binary(4)", "binary(2)", false}, {"binary(4)", "binary(4)", true}, {"longblob", "binary(4)", true},
 	}
 	for _, tt := range tests {
 		if got := holdsMyType(tt.dest, tt.src); got != tt.want {
