@@ -241,13 +241,9 @@ func BootstrapLog(ctx context.Context, src routes.Source, dst routes.Destination
 	// The baseline table is weir's only when a bootstrap of this source
 	// committed into it (its state row says so); any other table of that
 	// name is the user's, and the copy refuses it instead of replacing it.
-	owned := false
-	if sr, ok := routes.As[routes.StateReader](dst); ok {
-		_, had, err := sr.LoadState(ctx, staged, t.Info.SourceID)
-		if err != nil {
-			return 0, fmt.Errorf("bootstrap %s: %w", t.Source, err)
-		}
-		owned = had
+	owned, err := ownedBy(ctx, dst, staged, t.Info.SourceID)
+	if err != nil {
+		return 0, fmt.Errorf("bootstrap %s: %w", t.Source, err)
 	}
 	cr, err := routes.Copy(ctx, src, dst, routes.CopySpec{
 		Table: t.Source, DestTable: staged, Mode: routes.ModeReplace, RunID: runID, Position: pos, Fresh: !owned})

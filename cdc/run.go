@@ -48,13 +48,23 @@ func (res *Result) Count(w *Window) {
 // replace keeps the old table when its source is empty, a replica must
 // not.
 func Bootstrap(ctx context.Context, src routes.Source, dst routes.Destination, a Applier, t *Table, pos, runID string) (int64, error) {
-	if re, ok := routes.As[ReplicaEnsurer](dst); ok {
+	// The replica is weir's only when a bootstrap or a run of this source
+	// committed into it (its state row says so, weir reset keeps the row);
+	// any other table of that name is the user's, and the copy refuses it
+	// instead of replacing it. ClickHouse's EnsureReplica refuses one that
+	// is not shaped as a replica and creates the replica first.
+	owned, err := ownedBy(ctx, dst, t.Dest, t.Info.SourceID)
+	if err != nil {
+		return 0, fmt.Errorf("bootstrap %s: %w", t.Source, err)
+	}
+	re, ensures := routes.As[ReplicaEnsurer](dst)
+	if ensures {
 		if err := re.EnsureReplica(ctx, t); err != nil {
 			return 0, fmt.Errorf("bootstrap %s → %s: %w", t.Source, t.Dest, err)
 		}
 	}
 	cr, err := routes.Copy(ctx, src, dst, routes.CopySpec{
-		Table: t.Source, DestTable: t.Dest, Mode: routes.ModeReplace, RunID: runID, Position: pos})
+		Table: t.Source, DestTable: t.Dest, Mode: routes.ModeReplace, RunID: runID, Position: pos, Fresh: !owned && !ensures})
 	if err != nil {
 		return 0, fmt.Errorf("bootstrap %s → %s: %w", t.Source, t.Dest, err)
 	}
@@ -70,6 +80,17 @@ func Bootstrap(ctx context.Context, src routes.Source, dst routes.Destination, a
 		return 0, fmt.Errorf("bootstrap empty %s → %s: %w", t.Source, t.Dest, err)
 	}
 	return 0, nil
+}
+
+// ownedBy reports whether table is weir's for the source sourceID: a
+// bootstrap of that source committed into it, so its state row is there.
+func ownedBy(ctx context.Context, dst routes.Destination, table routes.TableRef, sourceID string) (bool, error) {
+	sr, ok := routes.As[routes.StateReader](dst)
+	if !ok {
+		return false, nil
+	}
+	_, had, err := sr.LoadState(ctx, table, sourceID)
+	return had, err
 }
 
 // ReplicaEnsurer is a destination whose replica table differs from what

@@ -1,0 +1,60 @@
+package binlog
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirhq/weir/cdc/cdctest"
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/routestest"
+)
+
+// TestBootstrap_UserTableRefused: a MariaDB replica's bootstrap replaced
+// a table the user had created under the destination's name, rows and
+// all, with exit 0. weir drops only what it created: the bootstrap is
+// refused before a row moves, naming the table, the user's table left as
+// it was; a table weir made is still re-bootstrapped after weir reset
+// (Drop).
+func TestBootstrap_UserTableRefused(t *testing.T) {
+	for _, kind := range []string{"mysql", "postgres", "clickhouse"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := routestest.Context(t, 2*time.Minute)
+			src, dst := cdctest.Open(t, ctx, "mysql"), cdctest.Open(t, ctx, kind)
+			src.Exec(t, ctx, "CREATE TABLE "+src.Table("tu")+" (id INT PRIMARY KEY, v VARCHAR(20))")
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("tu")+" VALUES (1, 'a'), (2, 'b')")
+			user := "CREATE TABLE " + dst.Table("tu") + " (id int PRIMARY KEY, v text)"
+			count := "SELECT count(*) FROM " + dst.Table("tu") + " WHERE id = 1000"
+			if kind == "clickhouse" {
+				user = "CREATE TABLE " + dst.Table("tu") + " (id Int32, v String) ENGINE = MergeTree ORDER BY id"
+				count = "SELECT toString(count()) FROM " + dst.Table("tu") + " WHERE id = 1000"
+			}
+			dst.Exec(t, ctx, user)
+			dst.Exec(t, ctx, "INSERT INTO "+dst.Table("tu")+" VALUES (1000, 'mine')")
+			cfg := Config{SourceURL: src.URL, DestURL: dst.URL, Tables: []Pair{{Source: src.Ref("tu"), Dest: dst.Ref("tu")}}}
+			_, err := Run(ctx, cfg)
+			if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "tu") {
+				t.Fatalf("run = %v, want bad input naming the table", err)
+			}
+			if n := dst.Query(t, ctx, count); n != "1" {
+				t.Fatalf("the user's table holds %s of its rows after the refused bootstrap, want 1", n)
+			}
+			dst.Exec(t, ctx, "DROP TABLE "+dst.Table("tu"))
+			if _, err := Run(ctx, cfg); err != nil {
+				t.Fatal(err)
+			}
+			if err := Drop(ctx, cfg); err != nil {
+				t.Fatal(err)
+			}
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("tu")+" VALUES (3, 'c')")
+			if _, err := Run(ctx, cfg); err != nil {
+				t.Fatalf("bootstrap after reset: %v", err)
+			}
+			h := func(d *cdctest.DB) string { return d.Hash(t, ctx, "tu", []string{"id", "v"}, "id") }
+			if s, d := h(src), h(dst); s != d {
+				t.Fatalf("after the re-bootstrap the replica is %s, the source %s", d, s)
+			}
+		})
+	}
+}
