@@ -11,7 +11,13 @@ import (
 )
 
 // attack-s14: WAL edge values TestRun_Types does not cover, held to a bulk
-// read of the source.
+// read of the source. A probe, not a defect report: in session 14 it failed
+// where the harness cannot judge (no canonical text for a list; the bulk
+// read of the source refuses timestamptz year 294276), on text[] into MySQL
+// (exit 1, CONSTRAINT failed) and on representations the bootstrap's bulk
+// copy gives alike (TestAttackS14_BootstrapVsWAL passes): MySQL CHAR strips
+// trailing spaces, float4 '-0' lands as 0, interval lands as PostgreSQL's
+// text.
 var s14Cases = []cdctest.Case{
 	{Name: "numnan", Type: "numeric", Values: lits("'NaN'", "'1e-300'", "repeat('9', 900)::numeric", "'-0.000'"), Refuse: "mysql"},
 	{Name: "numinf", Type: "numeric", Values: lits("'Infinity'", "'-Infinity'"), Refuse: "mysql"},
