@@ -3,12 +3,13 @@ package mysql
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/weirhq/weir/routes"
 )
 
 // ChangeValues holds a binlog capture to the bulk read's rules for
-// temporal values: go-mysql hands DATE, DATETIME, TIMESTAMP and TIME over
+// temporal values and tinyint(1) (0 or 1; checkBool): go-mysql hands DATE, DATETIME, TIMESTAMP and TIME over
 // as the same text a SELECT returns, and Check parses it with the bulk
 // read's parsers, so a change is refused, or read as NULL, exactly where a
 // bulk read of the row would be, with the same message and hint. Without
@@ -43,8 +44,14 @@ func NewChangeValues(sourceURL string, table routes.TableRef, cols []routes.Colu
 // i: v itself, nil for a zero date under zero_dates=null, or the bulk
 // read's error (a *routes.ProbeError naming the table, column and fix).
 func (c *ChangeValues) Check(i int, v any) (any, error) {
+	if i >= len(c.kinds) {
+		return v, nil
+	}
+	if c.kinds[i] == kindBool {
+		return v, c.checkBool(i, v)
+	}
 	s, ok := v.(string)
-	if !ok || i >= len(c.kinds) {
+	if !ok {
 		return v, nil
 	}
 	var err error
@@ -70,6 +77,17 @@ func (c *ChangeValues) Check(i int, v any) (any, error) {
 		return nil, nil
 	}
 	return nil, valueErr(c.table, c.cols[i], s, err)
+}
+
+// checkBool refuses a tinyint(1) value other than 0 and 1, as the bulk
+// read does (errNotBool): the binlog hands it over as an integer, which a
+// destination's boolean would hold as true.
+func (c *ChangeValues) checkBool(i int, v any) error {
+	n, ok := v.(int8) // tinyint(1), signed: unsigned is not read as boolean
+	if !ok || n == 0 || n == 1 {
+		return nil
+	}
+	return valueErr(c.table, c.cols[i], strconv.Itoa(int(n)), errNotBool)
 }
 
 // valueErr names the table, column and value, and for the known data
