@@ -30,8 +30,10 @@ import (
 // issue's 2M.
 func TestWorker_Gold(t *testing.T) {
 	rows := workersRows(t)
-	for _, store := range []string{"postgres", "sqlite"} {
-		t.Run("lake/"+store, func(t *testing.T) { workerGold(t, "lake", store, rows) })
+	for _, sink := range []string{"lake", "pg"} {
+		for _, store := range []string{"postgres", "sqlite"} {
+			t.Run(sink+"/"+store, func(t *testing.T) { workerGold(t, sink, store, rows) })
+		}
 	}
 }
 
