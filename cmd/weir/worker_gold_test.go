@@ -24,8 +24,12 @@ import (
 // minimums and maximums exactly, avg's hidden sum and count exactly and
 // the avg to a double's precision (docs/runner.md: avg is a DOUBLE). At
 // least one gold run between the first and the last bucket commit merged
-// part of the backlog (its count strictly between 0 and all). For each
-// claim store but etcd (what the gold reads does not depend on the claim
+// part of the backlog (its count strictly between 0 and all). Sink pg:
+// the same into a PostgreSQL table, which the gold reads by its integer
+// key while the chunks land out of key order: a run reads only what the
+// plan committed whole (incremental.Settled), at least one run says so in
+// its report (waiting), and the run after the last worker waits for
+// nothing. For each sink, and each claim store but etcd (what the gold reads does not depend on the claim
 // store). 400,000 rows by default; WEIR_WORKERS_ROWS=2000000 runs the
 // issue's 2M.
 func TestWorker_Gold(t *testing.T) {
@@ -46,11 +50,18 @@ func workerGold(t *testing.T, sink, store string, rows int64) {
 	worker := func(env []string, extra ...string) *child { return f.worker(t, claims, env, extra...) }
 	start := time.Now()
 	var partial []int64 // the gold's row counts after a run while workers ran
+	waiting := 0        // runs whose report says a backfill bounded the read
 	gold := func(during bool) {
 		t.Helper()
-		code, out := runCmd(t, "once", "--task", "gold", "-f", f.dagf)
+		code, out := runCmd(t, "once", "--task", "gold", "--json", "-f", f.dagf)
 		if code != ExitOK && !(during && code == ExitTempFail) {
 			t.Fatalf("weir once --task gold: exit %d: %s", code, out)
+		}
+		if strings.Contains(out, `"waiting"`) {
+			if !during {
+				t.Errorf("the gold run after the last worker still waits for the backfill: %s", out)
+			}
+			waiting++
 		}
 		if during {
 			partial = append(partial, f.goldCount(t))
@@ -103,6 +114,9 @@ func workerGold(t *testing.T, sink, store string, rows int64) {
 	}
 	if !mid {
 		t.Errorf("no gold run merged part of the backlog while the workers ran (counts %v): the test interleaved nothing", partial)
+	}
+	if sink == "pg" && waiting == 0 {
+		t.Errorf("no gold run while the workers ran reported waiting for the backfill (counts %v): the read was never bounded", partial)
 	}
 	f.checkGold(t)
 }
