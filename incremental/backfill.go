@@ -123,8 +123,10 @@ func startAtLo(cut, lo string) string {
 // BucketKey is the state key of bucket i's progress: the table's source
 // identity (routes.TableInfo.SourceID) + "#bucket/i".
 func BucketKey(sourceID string, i int) string {
-	return sourceID + "#bucket/" + strconv.Itoa(i)
+	return sourceID + bucketSep + strconv.Itoa(i)
 }
+
+const bucketSep = "#bucket/"
 
 // backfillUnderWay refuses an ordinary incremental run while a plan is in
 // the table's state: its rows are the workers' to copy.
@@ -143,4 +145,69 @@ func OrStart(offset string) string {
 		return "the start"
 	}
 	return offset
+}
+
+// Settle is how far a reader of a backfill's destination table may go by
+// the plan's cursor while the plan is under way (Settled).
+type Settle struct {
+	Offset string // every row at or below it is committed, and no commit of the plan brings another ("": the start, nothing is)
+	Plan   Plan   // the plan that bounds it
+	Source string // the plan's state key (its transfer's source identity)
+	Bucket int    // the plan's lowest unfinished bucket, -1 when every bucket is at its end
+}
+
+// Settled reads a destination table's states (every state saved beside
+// it, one version of them: routes.StateLister) for backfill plans under
+// way, and returns the lowest offset they settle; ok is false when no plan
+// is under way. A plan's buckets commit out of cursor order, each chunk
+// with its bucket's progress in one commit, and bucket i's window is
+// (after_i, until_i], contiguous and ascending: at the progress of the
+// lowest bucket that is not at its end every row below is committed (the
+// buckets before it are whole), and no later commit of the plan brings a
+// row at or below it (a bucket commits only past its progress; ordinary
+// runs wait for the plan, and begin past its head). With every bucket at
+// its end the offset is the plan's head. A plan of another cursor than
+// cursor settles nothing a reader by cursor can use: routes.ErrLocked
+// naming it (the reader waits for the plan to finish).
+func Settled(table routes.TableRef, states []routes.State, cursor string) (Settle, bool, error) {
+	byKey := make(map[string]routes.State, len(states))
+	for _, st := range states {
+		byKey[st.SourceID] = st
+	}
+	var low Settle
+	found := false
+	for _, st := range states {
+		if strings.Contains(st.SourceID, bucketSep) {
+			continue // a bucket's progress, read with its plan below
+		}
+		p, ok, err := DecodePlan(st.Position)
+		if err != nil {
+			return Settle{}, false, fmt.Errorf("state of %s: %w", table, err)
+		}
+		if !ok {
+			continue
+		}
+		if st.Cursor != cursor {
+			return Settle{}, false, fmt.Errorf("%w: %s: %w (plan %s, %d buckets) by cursor %s, committing rows out of %s order; read by %s, nothing past the committed offset is known to be whole until the plan is finished (weir status --claims shows it)",
+				routes.ErrLocked, table, ErrBackfill, p.ID, p.Buckets, st.Cursor, st.Cursor, cursor)
+		}
+		s := Settle{Offset: p.Head, Plan: p, Source: st.SourceID, Bucket: -1}
+		for i := range p.Buckets {
+			after, until := p.Bucket(i)
+			prog := after
+			if b, ok := byKey[BucketKey(st.SourceID, i)]; ok {
+				if _, mine := p.BucketToken(b.Position); mine {
+					prog = b.Watermark
+				}
+			}
+			if prog != until {
+				s.Offset, s.Bucket = prog, i
+				break
+			}
+		}
+		if !found || Compare(s.Offset, low.Offset) < 0 {
+			low, found = s, true
+		}
+	}
+	return low, found, nil
 }

@@ -85,3 +85,43 @@ func TestBackfillUnderWay(t *testing.T) {
 		t.Fatalf("run after it = %v", err)
 	}
 }
+
+// TestSettled: a reader of a backfill's destination may go up to the
+// progress of the plan's lowest unfinished bucket (the plan's head once
+// every bucket is at its end; the start while bucket 0 has none); a
+// bucket's progress under another plan does not count; no plan settles
+// nothing; a plan of another cursor is routes.ErrLocked naming it.
+func TestSettled(t *testing.T) {
+	ref := routes.TableRef{Schema: "s", Name: "out"}
+	p := Plan{ID: "p1", After: "", Lo: "0", Head: "400", Buckets: 4} // buckets (,100] (100,200] (200,300] (300,400]
+	main := routes.State{SourceID: "src", Cursor: "id", Watermark: "", Position: p.Encode()}
+	bucket := func(i int, prog string, plan Plan) routes.State {
+		return routes.State{SourceID: BucketKey("src", i), Cursor: "id", Watermark: prog, Position: plan.BucketPosition(1)}
+	}
+	other := Plan{ID: "old", After: "", Lo: "0", Head: "400", Buckets: 4}
+	for _, c := range []struct {
+		name   string
+		states []routes.State
+		offset string
+		bucket int
+		ok     bool
+	}{
+		{"no state", nil, "", 0, false},
+		{"no plan", []routes.State{{SourceID: "src", Cursor: "id", Watermark: "400"}}, "", 0, false},
+		{"nothing committed", []routes.State{main}, "", 0, true},
+		{"later buckets ahead", []routes.State{main, bucket(1, "150", p), bucket(3, "400", p)}, "", 0, true},
+		{"bucket 0 part way", []routes.State{main, bucket(0, "40", p), bucket(2, "300", p)}, "40", 0, true},
+		{"bucket 0 done, 1 not begun", []routes.State{main, bucket(0, "100", p), bucket(2, "250", p)}, "100", 1, true},
+		{"another plan's progress", []routes.State{main, bucket(0, "100", p), bucket(1, "200", other)}, "100", 1, true},
+		{"every bucket at its end", []routes.State{main, bucket(0, "100", p), bucket(1, "200", p), bucket(2, "300", p), bucket(3, "400", p)}, "400", -1, true},
+	} {
+		s, ok, err := Settled(ref, c.states, "id")
+		if err != nil || ok != c.ok || (ok && (s.Offset != c.offset || s.Bucket != c.bucket || s.Plan.ID != "p1")) {
+			t.Errorf("%s: Settled = %+v, %v, %v; want offset %q bucket %d, %v", c.name, s, ok, err, c.offset, c.bucket, c.ok)
+		}
+	}
+	_, _, err := Settled(ref, []routes.State{main}, "n")
+	if !errors.Is(err, routes.ErrLocked) || !strings.Contains(err.Error(), "s.out") || !strings.Contains(err.Error(), "plan p1") {
+		t.Errorf("a plan by id read by n: %v; want ErrLocked naming the table and the plan", err)
+	}
+}

@@ -160,6 +160,9 @@ type Batch struct {
 	// next page starts at (and To stays From).
 	Paging bool
 	Page   string
+	// Cut: PollOptions.Settled stopped the batch below the head, at To
+	// (the rest waits for a later batch).
+	Cut bool
 }
 
 // Mark is the mark committing b records: To, and the rows at or below it
@@ -179,6 +182,11 @@ type PollOptions struct {
 	MaxRows int64  // at most this many rows (more only when rows tie on the last cursor value); 0: no bound
 	Until   string // never read past this offset; "" = the head
 	Count   bool   // count the rows at or below the position (Batch.Base): the delete signal of SQL sources
+	// Settled, when set, is asked after the head is read and before any
+	// row is: bounded says no row past offset is known to be whole (a
+	// backfill under way on the table, Settled), and the batch stops there
+	// (offset "": at the start). See Poll for why the order matters.
+	Settled func(ctx context.Context) (offset string, bounded bool, err error)
 }
 
 // Poll returns the next batch past the position, up to the head (or
@@ -210,6 +218,33 @@ func (c *Consumer) Poll(ctx context.Context, opts PollOptions) (*Batch, error) {
 	}
 	if opts.Until != "" && (!ok || Compare(opts.Until, head) < 0) {
 		head, ok = opts.Until, true
+	}
+	if opts.Settled != nil && ok {
+		// Race-free because of the order: the head was read before the
+		// settled offset, and the rows are read after it. The settled
+		// offset only grows (a bucket's progress only grows; a plan starts
+		// after the table's committed offset, at or past every row there,
+		// and ends at its head), and every row at or below it was
+		// committed when it was read. So with a plan under way when
+		// Settled reads, the rows read, at or below its offset, are all
+		// there; with none, a plan made later begins past the offset the
+		// table's rows are committed to, at or past the head read before,
+		// and a plan made and finished since the head was read committed
+		// all its rows before Settled read: either way no row at or below
+		// the batch's end can still arrive.
+		offset, bounded, err := opts.Settled(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if bounded && (offset == "" || Compare(offset, head) < 0) {
+			b.Cut = true
+			if offset == "" || (c.pos != "" && Compare(offset, c.pos) <= 0) {
+				b.Empty = true // nothing whole past the position yet
+				b.Stream, err = c.open(ctx, b.From, b.To, nil)
+				return b, err
+			}
+			head = offset
+		}
 	}
 	switch {
 	case !ok:

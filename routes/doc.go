@@ -67,7 +67,9 @@
 //     and is a no-op after Commit (*);
 //   - StateReader: LoadState returns exactly the State the last commit
 //     saved for that source, RunID and Rows included, and nothing for a
-//     source that never committed (*);
+//     source that never committed (*); a SharedDestination (a backfill's)
+//     is also a StateLister: every state of a table in one read, so a
+//     model over it reads only what the plan under way committed whole;
 //   - a Prober and a CursorSource (every Source is a Prober; a
 //     destination that cannot be read implements just Probe and
 //     MaxCursor), so a copy refuses the source table itself and append

@@ -127,6 +127,15 @@ type StateReader interface {
 	LoadState(ctx context.Context, table TableRef, sourceID string) (State, bool, error)
 }
 
+// StateLister is a StateReader that returns every state saved beside a
+// table (each source's, a backfill plan's and its buckets' progress), read
+// in one atomic step: one version of them, never a mix of two commits. A
+// model reads it to learn what a backfill under way on its source table
+// can still commit (incremental.Settled). No state at all is an empty list.
+type StateLister interface {
+	States(ctx context.Context, table TableRef) ([]State, error)
+}
+
 // PlanOptions bound how a source splits a table.
 type PlanOptions struct {
 	Pipes int // the pipes that will read the ranges at a time; >= 1

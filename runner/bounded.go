@@ -204,6 +204,9 @@ func (run *modelRun) more(heads map[string]string) bool {
 		if in.c == nil || in.lookup || in.b == nil {
 			continue
 		}
+		if in.b.Cut {
+			return false // a backfill under way: the rest is not whole yet
+		}
 		if in.b.Paging && in.b.Page != "" {
 			return true
 		}
@@ -229,6 +232,7 @@ func (r *Report) fold(b *Report) {
 	r.Lag, r.LagUnit, r.Lags, r.Held = b.Lag, b.LagUnit, b.Lags, b.Held
 	r.NothingNew = b.NothingNew && r.Batches == 1
 	r.Changes = append(r.Changes, b.Changes...)
+	r.Waiting = append(r.Waiting, b.Waiting...)
 	if c := b.Contract; c != nil {
 		if r.Contract == nil {
 			cp := *c

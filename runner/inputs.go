@@ -26,6 +26,9 @@ type input struct {
 	// lookup: a source of lookup:, read whole every run (a table a join
 	// looks up); it has no consumer and no offsets.
 	lookup bool
+	// settle: what a backfill under way on the table settled when this
+	// run's batch was polled (nil: none under way)
+	settle *incremental.Settle
 }
 
 func (in *input) release() {
@@ -137,9 +140,44 @@ func (run *modelRun) pollInput(ctx context.Context, in *input) error {
 			opts.MaxRows = 0 // whole snapshots; a first run pages its head snapshot by MaxRows
 		}
 		opts.Count = run.m.OnChange != "ignore" && in.c.Cursor() != routes.SnapshotCursor
+		opts.Settled = run.settled(in)
 	}
 	in.b, err = in.c.Poll(ctx, opts)
+	if err == nil && in.b.Cut && in.settle != nil {
+		st := in.settle
+		at := fmt.Sprintf("bucket %d's progress", st.Bucket)
+		if st.Bucket < 0 {
+			at = "the plan's head"
+		}
+		run.rep.Waiting = append(run.rep.Waiting, fmt.Sprintf("%s: a backfill is under way on it (plan %s of %s, %d buckets): read up to %s %s, %s; the rows past it wait for a later run",
+			in.addr, st.Plan.ID, st.Source, st.Plan.Buckets, in.c.Cursor(), incremental.OrStart(in.b.To), at))
+		run.r.warnf("task %s: %s", run.t.Name, run.rep.Waiting[len(run.rep.Waiting)-1])
+	}
 	return err
+}
+
+// settled is the Poll hook that stops an input's batch at what a backfill
+// under way on its table has committed whole (incremental.Settled; the
+// order Poll asks it in makes it race-free): a source that lists its
+// states (PostgreSQL, Iceberg), read by a column cursor. An Iceberg table
+// read by snapshots needs none: its snapshots are read in commit order.
+func (run *modelRun) settled(in *input) func(context.Context) (string, bool, error) {
+	sl, ok := routes.As[routes.StateLister](in.src)
+	if !ok || in.c.Cursor() == routes.SnapshotCursor {
+		return nil
+	}
+	return func(ctx context.Context) (string, bool, error) {
+		states, err := sl.States(ctx, in.info.Ref)
+		if err != nil {
+			return "", false, err
+		}
+		st, ok, err := incremental.Settled(in.info.Ref, states, in.c.Cursor())
+		if err != nil || !ok {
+			return "", false, err
+		}
+		in.settle = &st
+		return st.Offset, true, nil
+	}
 }
 
 // snapshotBound applies max_batch_rows to an Iceberg source past its

@@ -30,6 +30,7 @@ type Report struct {
 	Held        int64                  `json:"held,omitempty"`        // rows with no lookup match (on_missing: hold): the batch was not committed
 	Batches     int                    `json:"batches,omitempty"`     // model: the batches the run read and committed (max_batch_rows)
 	Changes     []string               `json:"changes,omitempty"`     // on_change findings
+	Waiting     []string               `json:"waiting,omitempty"`     // model: sources read only up to what a backfill under way on them has committed whole
 	CDC         *cdc.Result            `json:"cdc,omitempty"`         // log_based: bootstrap or the drained window
 	Contract    *ContractResult        `json:"contract,omitempty"`    // the contract check, once it ran
 	ElapsedMS   int64                  `json:"elapsed_ms"`

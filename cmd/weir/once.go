@@ -125,6 +125,9 @@ func summary(rep *runner.Report) string {
 	if rep.Quarantined > 0 {
 		q = fmt.Sprintf(", %d quarantined", rep.Quarantined)
 	}
+	if len(rep.Waiting) > 0 {
+		q += " (a source read only up to what a backfill under way has committed whole: see the warning)"
+	}
 	return fmt.Sprintf("%s: %d rows in, %d out%s, lag %s, %dms", head, rep.RowsIn, rep.RowsOut, q, reportLag(rep), rep.ElapsedMS)
 }
 

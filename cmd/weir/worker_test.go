@@ -29,7 +29,9 @@ import (
 // the same schema, and the claim stores: a postgres:// one in the
 // fixture's schema and a sqlite:// file. Task gold, a model with a
 // declared aggregate over ev's destination (per n: sum, count, min, max
-// and avg of id), writes table gold in PostgreSQL.
+// and avg of id), writes table gold in PostgreSQL; task gold_id is the
+// same model reading its source by the column id (cursor: id), into
+// table gold_id.
 type backfillFixture struct {
 	pg     *postgrestest.Fixture
 	dagf   string
@@ -37,6 +39,7 @@ type backfillFixture struct {
 	rows   int64
 	sink   string // the connection task ev writes into: pg, or lake (Iceberg)
 	lake   string // the lake's URL, resolved
+	gold   string // the gold table TestWorker_Gold checks: gold, or gold_id
 }
 
 func newBackfillFixture(t *testing.T, rows int64) *backfillFixture {
@@ -80,8 +83,17 @@ tasks:
       aggregate:
         group_by: [n]
         measures: {s: sum(id), c: count(*), lo: min(id), hi: max(id), a: avg(id)}
+  gold_id:
+    model:
+      source: "%s:%s"
+      cursor: id
+      sink: "pg:%s"
+      sql: "SELECT n, id FROM input"
+      aggregate:
+        group_by: [n]
+        measures: {s: sum(id), c: count(*), lo: min(id), hi: max(id), a: avg(id)}
 `, pg.URL(), lake, pg.Ref("ev"), sink, pg.Ref("out"), pg.Ref("ev"), pg.Ref("out_r"), pg.Ref("ev"), pg.Ref("out_t"),
-		pg.Ref("ev"), pg.Ref("out_m"), pg.Ref("ev"), pg.Ref("out_model"), sink, pg.Ref("out"), pg.Ref("gold"))
+		pg.Ref("ev"), pg.Ref("out_m"), pg.Ref("ev"), pg.Ref("out_model"), sink, pg.Ref("out"), pg.Ref("gold"), sink, pg.Ref("out"), pg.Ref("gold_id"))
 	if err := os.WriteFile(dagf, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

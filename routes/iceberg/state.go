@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -109,4 +111,30 @@ func parentOf(meta table.Metadata, s *table.Snapshot) *table.Snapshot {
 		return nil
 	}
 	return meta.SnapshotByID(*s.ParentSnapshotID)
+}
+
+// States returns every state saved in table's properties, from one
+// version of its metadata (routes.StateLister). A table that does not
+// exist has none.
+func (e *Endpoint) States(ctx context.Context, t routes.TableRef) ([]routes.State, error) {
+	tbl, err := e.loadTable(ctx, t)
+	if errors.Is(err, routes.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var states []routes.State
+	for k, raw := range tbl.Metadata().Properties() {
+		if !strings.HasPrefix(k, StatePrefix) {
+			continue
+		}
+		s, _, err := decodeState(t, raw)
+		if err != nil {
+			return nil, err
+		}
+		states = append(states, s)
+	}
+	sort.Slice(states, func(i, j int) bool { return states[i].SourceID < states[j].SourceID })
+	return states, nil
 }

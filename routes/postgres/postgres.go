@@ -38,6 +38,7 @@ var (
 	_ routes.Source      = (*Endpoint)(nil)
 	_ routes.Destination = (*Endpoint)(nil)
 	_ routes.StateReader = (*Endpoint)(nil)
+	_ routes.StateLister = (*Endpoint)(nil)
 )
 
 // maxConns leaves room for the widest budget plus the lock and snapshot

@@ -112,3 +112,35 @@ func (e *Endpoint) LoadState(ctx context.Context, table routes.TableRef, sourceI
 	}
 	return s, true, nil
 }
+
+// States returns every state saved beside table, in one statement (one
+// snapshot of the state table): routes.StateLister.
+func (e *Endpoint) States(ctx context.Context, table routes.TableRef) ([]routes.State, error) {
+	table, err := e.destRef(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	var exists bool
+	q := `SELECT to_regclass($1) IS NOT NULL`
+	if err := e.pool.QueryRow(ctx, q, ident(routes.TableRef{Schema: table.Schema, Name: StateTable})).Scan(&exists); err != nil || !exists {
+		return nil, err
+	}
+	if err := checkStateTable(ctx, e.pool, table.Schema); err != nil {
+		return nil, err
+	}
+	q = fmt.Sprintf(`SELECT source, cursor_column, watermark, position, run_id, rows FROM %s WHERE dest_table = $1 ORDER BY source`,
+		ident(routes.TableRef{Schema: table.Schema, Name: StateTable}))
+	rows, err := e.pool.Query(ctx, q, table.Name)
+	if err != nil {
+		return nil, fmt.Errorf("states of %s: %w", table, err)
+	}
+	states, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (routes.State, error) {
+		var s routes.State
+		err := r.Scan(&s.SourceID, &s.Cursor, &s.Watermark, &s.Position, &s.RunID, &s.Rows)
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("states of %s: %w", table, err)
+	}
+	return states, nil
+}
