@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -195,4 +196,46 @@ func flt(p *float64) string {
 		return "none"
 	}
 	return strconv.FormatFloat(*p, 'g', -1, 64)
+}
+
+// TestWorker_ModelOtherCursorHeld: a model reading a PostgreSQL table
+// under a backfill by another column (n) than the plan cut it by (id) has
+// no settled offset: it is held (exit 75, naming both columns) until the
+// plan ends, then reads every row once (4,000 copied before the plan,
+// 4,000 by it).
+func TestWorker_ModelOtherCursorHeld(t *testing.T) {
+	f := newBackfillFixtureInto(t, 4000, "pg")
+	task := fmt.Sprintf("  by_n:\n    model: {source: \"pg:%s\", sink: \"pg:%s\", mode: append, cursor: n, sql: \"SELECT id, n FROM input\"}\n",
+		f.pg.Ref("out"), f.pg.Ref("out_by_n"))
+	d, err := os.ReadFile(f.dagf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.dagf, append(d, task...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	claims := f.stores["sqlite"]
+	if code, out := runCmd(t, "once", "--task", "ev", "-f", f.dagf); code != ExitOK {
+		t.Fatalf("weir once --task ev: exit %d: %s", code, out)
+	}
+	f.pg.Exec(t, routestest.Context(t, time.Minute), "INSERT INTO "+f.pg.Ref("ev")+" SELECT g, 'row ' || g, g % 97 FROM generate_series(4001, 8000) g")
+	if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "2", "--claims", claims, "-f", f.dagf); code != ExitOK {
+		t.Fatalf("backfill: exit %d: %s", code, out)
+	}
+	code, msg := runCmdMsg(t, "once", "--task", "by_n", "-f", f.dagf)
+	if code != ExitTempFail || !strings.Contains(msg, "cursor id") || !strings.Contains(msg, "read by n") {
+		t.Fatalf("the model during the plan: exit %d: %s; want 75 naming the plan's column id and the model's n", code, msg)
+	}
+	t.Log(msg)
+	if w := f.worker(t, claims, nil, "--wait"); w.exitCode() != ExitOK {
+		t.Fatalf("worker: exit %d:\n%s", w.exitCode(), w.log())
+	}
+	if code, out := runCmd(t, "once", "--task", "by_n", "-f", f.dagf); code != ExitOK {
+		t.Fatalf("the model after the plan: exit %d: %s", code, out)
+	}
+	var n, distinct int64
+	q := "SELECT count(*), count(DISTINCT id) FROM " + f.pg.Ref("out_by_n")
+	if err := f.pg.Pool.QueryRow(routestest.Context(t, time.Minute), q).Scan(&n, &distinct); err != nil || n != 8000 || distinct != 8000 {
+		t.Errorf("out_by_n: %d rows, %d ids (%v); want 8000 and 8000", n, distinct, err)
+	}
 }
