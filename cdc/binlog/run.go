@@ -154,9 +154,37 @@ func (r *run) probe(ctx context.Context) error {
 			return &routes.ProbeError{Table: p.Source.String(), Problem: "no primary key",
 				Hint: "log_based needs a primary key to apply updates and deletes; add one"}
 		}
+		if err := utf8Columns(ctx, r.db, info.Ref); err != nil {
+			return err
+		}
 		r.tables = append(r.tables, t)
 	}
 	return nil
+}
+
+// utf8Columns refuses a text, ENUM or SET column in a character set that
+// is not UTF-8 (latin1, ucs2, …): the binlog carries its bytes in that set
+// and the capture hands them on as UTF-8, so latin1 'Ã©' landed as 'é'
+// with exit 0 (attack s14), where the bulk read is converted by the
+// server. ascii is UTF-8's subset; binary columns are bytes.
+func utf8Columns(ctx context.Context, db *sql.DB, t routes.TableRef) error {
+	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, CHARACTER_SET_NAME FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND CHARACTER_SET_NAME IS NOT NULL
+  AND CHARACTER_SET_NAME NOT IN ('utf8', 'utf8mb3', 'utf8mb4', 'ascii', 'binary') ORDER BY ORDINAL_POSITION`, t.Schema, t.Name)
+	if err != nil {
+		return fmt.Errorf("character sets of %s: %w", t, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var col, cs string
+		if err := rows.Scan(&col, &cs); err != nil {
+			return fmt.Errorf("character sets of %s: %w", t, err)
+		}
+		return &routes.ProbeError{Table: t.String(), Column: col,
+			Problem: fmt.Sprintf("is in character set %s: the binlog carries its bytes in %s, which log_based does not convert to UTF-8", cs, cs),
+			Hint:    fmt.Sprintf("convert the column to utf8mb4 (ALTER TABLE %s MODIFY %s … CHARACTER SET utf8mb4), or copy the table with --mode replace or append, whose read the server converts", t, col)}
+	}
+	return rows.Err()
 }
 
 func (r *run) close() {
