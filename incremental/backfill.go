@@ -64,6 +64,19 @@ func (p Plan) BucketToken(position string) (token int64, ok bool) {
 	return t, err == nil
 }
 
+// Progress is bucket i's progress: the cursor value through which its
+// rows are in the sink, from its state row st (nil: none yet); a row of
+// another plan's, or none, is the bucket's start.
+func (p Plan) Progress(i int, st *routes.State) string {
+	if st != nil {
+		if _, ok := p.BucketToken(st.Position); ok {
+			return st.Watermark
+		}
+	}
+	after, _ := p.Bucket(i)
+	return after
+}
+
 // DecodePlan parses a State.Position; ok is false when it holds no plan.
 func DecodePlan(position string) (Plan, bool, error) {
 	if !strings.HasPrefix(position, BackfillPrefix) {
@@ -193,15 +206,12 @@ func Settled(table routes.TableRef, states []routes.State, cursor string) (Settl
 		}
 		s := Settle{Offset: p.Head, Plan: p, Source: st.SourceID, Bucket: -1}
 		for i := range p.Buckets {
-			after, until := p.Bucket(i)
-			prog := after
+			var bs *routes.State
 			if b, ok := byKey[BucketKey(st.SourceID, i)]; ok {
-				if _, mine := p.BucketToken(b.Position); mine {
-					prog = b.Watermark
-				}
+				bs = &b
 			}
-			if prog != until {
-				s.Offset, s.Bucket = prog, i
+			if _, until := p.Bucket(i); p.Progress(i, bs) != until {
+				s.Offset, s.Bucket = p.Progress(i, bs), i
 				break
 			}
 		}

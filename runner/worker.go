@@ -607,18 +607,12 @@ func fixedWindow(cursor, after, until string) routes.WindowFunc {
 // exclusive lock, fenced on the plan's state.
 func (s *splitTask) finish(ctx context.Context, p incremental.Plan, main *routes.State) error {
 	for i := range p.Buckets {
-		after, until := p.Bucket(i)
-		prog := after
+		_, until := p.Bucket(i)
 		st, err := s.state(ctx, incremental.BucketKey(s.info.SourceID, i))
 		if err != nil {
 			return err
 		}
-		if st != nil {
-			if _, ok := p.BucketToken(st.Position); ok {
-				prog = st.Watermark
-			}
-		}
-		if prog != until {
+		if prog := p.Progress(i, st); prog != until {
 			return fmt.Errorf("task %s: the claim store says bucket %d is done, but its progress in the sink is %s, not %s", s.t.Name, i, prog, until)
 		}
 	}
