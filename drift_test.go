@@ -104,7 +104,8 @@ func TestDrift_WideningEvolvesDestination(t *testing.T) {
 
 // TestDrift_ReplicaWidens: a PostgreSQL or MariaDB log_based replica whose source
 // decimal grows in scale between two runs (and gains a nullable column)
-// takes the changes exact: 9.9999 stays 9.9999, never 10.00.
+// takes the changes exact: 9.9999 stays 9.9999, never 10.00; a varchar
+// made text takes a longer value, its trailing spaces kept.
 func TestDrift_ReplicaWidens(t *testing.T) {
 	for _, kind := range []string{"postgres", "mysql"} {
 		t.Run(kind, func(t *testing.T) { replicaWidens(t, kind) })
@@ -135,6 +136,12 @@ func replicaWidens(t *testing.T, kind string) {
 	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ADD COLUMN extra text")
 	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (4, 1.2345, 'x', 4, 'new')")
 	same("nullable column added", "id", "amount", "name", "n", "extra")
+	// varchar(20) into text is no widening for an append into a user's
+	// table (its values are checked instead); the replica is weir's, so it
+	// takes the source's type: a longer value ending in spaces was cut.
+	src.Exec(t, ctx, "ALTER TABLE "+src.Table("t")+" ALTER COLUMN name TYPE text")
+	src.Exec(t, ctx, "INSERT INTO "+src.Table("t")+" VALUES (5, 1, 'twenty characters ok   ', 5, NULL)")
+	same("varchar made text", "id", "amount", "name", "n", "extra")
 }
 
 // TestDrift_ClickHouseRefusesNarrowDecimal: ClickHouse cannot widen a

@@ -22,7 +22,7 @@ const (
 	KindInt                       // an integer of Bits bits of magnitude
 	KindFloat                     // a binary float of Bits (32 or 64) bits
 	KindDecimal                   // an exact decimal of Precision digits, Scale of them after the point
-	KindText                      // a string; its length is not compared (a longer value fails loudly)
+	KindText                      // a string; its length is not compared by Holds (CheckLength)
 	KindBinary                    // bytes
 	KindDate                      // a calendar day
 	KindTime                      // a time of day (or MySQL's TIME) with Digits fractional digits
@@ -61,6 +61,11 @@ type ColumnType struct {
 	// 'ab\0\0\0').
 	Width   int
 	Trimmed bool
+	// Length: KindText or KindBinary of a declared maximum length
+	// (varchar(n), char(n), varbinary(n), BigQuery's STRING(n)), in
+	// characters (bytes for KindBinary); 0 for none. Holds does not
+	// compare it: CheckLength does, value by value.
+	Length int
 }
 
 // IntBits is the bits of magnitude of an integer of width bits.
@@ -87,11 +92,11 @@ type Casts struct {
 
 // Holds reports whether a destination column of type dest stores every
 // value of a source column of type src exactly, or refuses one it cannot
-// with an error (an integer out of range, a string too long for a
-// varchar(n), a decimal of too many integer digits: each fails loudly, so
-// it holds). It is asked after a destination widened what it can (a
-// decimal's precision, a varchar's length, an integer's width). What
-// does not hold:
+// with an error (an integer out of range, a decimal of too many integer
+// digits: each fails loudly, so it holds; a string too long for a
+// varchar(n) is CheckLength's). It is asked after a destination widened
+// what it can (a decimal's precision, a varchar's length, an integer's
+// width). What does not hold:
 //
 //   - a float into an integer or a decimal (a double's digits are not a
 //     decimal's: 0.1 + 0.2), a decimal with a scale into an integer, a
@@ -160,6 +165,38 @@ func floatHolds(dest, src ColumnType) bool {
 		return src.Precision > 0 && src.Precision <= digits
 	}
 	return false
+}
+
+// CheckLength is the declared length every value written from a src
+// column into dest must be checked against before it lands, or 0 when
+// none need be: dest declares none, or src's own is no longer (a
+// varchar(3) into a varchar(3)). A type rule cannot refuse text into a
+// varchar(n), the most common user table, and the server does not refuse
+// each longer value: PostgreSQL cuts a varchar(n)'s or char(n)'s excess
+// when it is spaces ('abc ' lands as 'abc'), MySQL too with only a note,
+// strict mode or not. So a destination checks the staged values, in one
+// query per table, inside its commit before the final insert, and refuses
+// a longer one with TooLongError.
+func CheckLength(dest, src ColumnType) int {
+	if dest.Length == 0 || src.Kind == dest.Kind && src.Length > 0 && src.Length <= dest.Length {
+		return 0
+	}
+	return dest.Length
+}
+
+// TooLongError is the refusal of a staged value longer than its
+// destination column's declared length (CheckLength): bad input naming
+// the column, its type (typ), the value's length in characters (bytes
+// when bytes), never the value (it may be a secret), and what to run
+// (alter, the destination's statement that lengthens the column).
+func TooLongError(table TableRef, column, typ string, got int, bytes bool, alter string) *ProbeError {
+	unit, cut := "characters", "which cuts such a value (excess trailing spaces without an error)"
+	if bytes {
+		unit, cut = "bytes", "which cannot hold it"
+	}
+	return &ProbeError{Table: table.String(), Column: column,
+		Problem: fmt.Sprintf("a source value of %d %s is longer than the destination's %s, %s; nothing was written", got, unit, typ, cut),
+		Hint:    fmt.Sprintf("lengthen the destination's column first (%s), or start it over (--mode replace)", alter)}
 }
 
 // LossyError is the refusal of a column whose source type (src, in the

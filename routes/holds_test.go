@@ -275,3 +275,48 @@ func TestLossyError(t *testing.T) {
 		t.Error("not bad input")
 	}
 }
+
+// TestCheckLength: a destination's declared length is checked value by
+// value unless the source's own is no longer; a column of no declared
+// length is never checked.
+func TestCheckLength(t *testing.T) {
+	varchar := func(n int) ColumnType { return ColumnType{Kind: KindText, Length: n} }
+	varbinary := func(n int) ColumnType { return ColumnType{Kind: KindBinary, Length: n} }
+	tests := []struct {
+		name      string
+		dest, src ColumnType
+		want      int
+	}{
+		{"text into varchar", varchar(3), textType, 3},
+		{"varchar into varchar of its length", varchar(3), varchar(3), 0},
+		{"shorter varchar", varchar(3), varchar(2), 0},
+		{"longer varchar", varchar(3), varchar(5), 3},
+		{"char into varchar", varchar(3), ColumnType{Kind: KindText, Width: 2, Trimmed: true, Length: 2}, 0},
+		{"an integer into varchar", varchar(3), intType(32, true), 3},
+		{"bytes into varbinary", varbinary(3), binType, 3},
+		{"varbinary into varbinary", varbinary(3), varbinary(3), 0},
+		{"varchar of as many characters into varbinary", varbinary(3), varchar(3), 3}, // a character may be 4 bytes
+		{"text into text", textType, textType, 0},
+		{"varchar into text", textType, varchar(3), 0},
+	}
+	for _, tt := range tests {
+		if got := CheckLength(tt.dest, tt.src); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestTooLongError: bad input naming the table, column, its type, the
+// value's length and unit, and the statement to run.
+func TestTooLongError(t *testing.T) {
+	err := TooLongError(TableRef{Schema: "s", Name: "t"}, "v", "varbinary(3)", 6, true, "ALTER TABLE s.t MODIFY COLUMN v varbinary(6)")
+	msg := err.Error()
+	for _, want := range []string{"s.t.v", "varbinary(3)", "6 bytes", "ALTER TABLE s.t MODIFY COLUMN v varbinary(6)", "nothing was written"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q: want %q in it", msg, want)
+		}
+	}
+	if !err.Is(ErrBadInput) {
+		t.Error("not bad input")
+	}
+}

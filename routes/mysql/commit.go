@@ -92,6 +92,9 @@ func (st *stage) commitDelta(ctx context.Context, exists bool, state routes.Stat
 			return err
 		}
 	}
+	if err := st.checkLengths(ctx); err != nil {
+		return err
+	}
 	if err := st.exec(ctx, st.drift...); err != nil {
 		return fmt.Errorf("evolve %s to the source's columns: %w", st.dest, err)
 	}

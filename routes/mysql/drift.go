@@ -61,8 +61,55 @@ func (st *stage) checkDrift(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st.drift, err = driftSQL(st.dest, staged, have)
+	st.drift, st.bounds, err = driftSQL(st.dest, staged, have)
 	return err
+}
+
+// bound is a destination column of a declared length the source's
+// column is not bounded by (routes.CheckLength): checkLengths reads the
+// staged values' lengths before they land.
+type bound struct {
+	column, typ, src string // typ: the destination's COLUMN_TYPE; src the staged column's
+	keep             string // the destination's COLLATE and NULL, which an ALTER must keep
+	length           int
+	bytes            bool // varbinary(n): a length in bytes
+}
+
+// checkLengths refuses, before the final insert, a staged value longer
+// than its destination column's declared length, which MySQL would cut
+// with only a note when the excess is spaces, strict mode or not. One
+// scan of the staging table over every bound column: CHAR_LENGTH counts
+// characters as INSERT … SELECT hands them over (a staged CHAR(m)'s
+// trailing spaces are cut on read, so not counted), LENGTH a varbinary's
+// bytes. A char(n) destination is never bound: it holds only a char(m ≤ n)
+// (routes.Holds).
+func (st *stage) checkLengths(ctx context.Context) error {
+	if len(st.bounds) == 0 {
+		return nil
+	}
+	sel := make([]string, len(st.bounds))
+	longest := make([]int64, len(st.bounds))
+	dest := make([]any, len(st.bounds))
+	for i, b := range st.bounds {
+		f := "CHAR_LENGTH"
+		if b.bytes {
+			f = "LENGTH"
+		}
+		sel[i] = fmt.Sprintf("COALESCE(MAX(%s(s.%s)), 0)", f, quoteIdent(b.column))
+		dest[i] = &longest[i]
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s AS s", strings.Join(sel, ", "), ident(st.table))
+	if err := st.lock.conn.QueryRowContext(ctx, q).Scan(dest...); err != nil {
+		return fmt.Errorf("check the lengths of the values for %s: %w", st.dest, err)
+	}
+	for i, b := range st.bounds {
+		if n := int(longest[i]); n > b.length {
+			to := strings.Replace(b.typ, fmt.Sprintf("(%d)", b.length), fmt.Sprintf("(%d)", n), 1)
+			return routes.TooLongError(st.dest, b.column, b.typ, n, b.bytes,
+				fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s", ident(st.dest), quoteIdent(b.column), to, b.keep))
+		}
+	}
+	return nil
 }
 
 // evolveReplica widens a CDC replica to its source's columns as this run
@@ -79,9 +126,15 @@ func evolveReplica(ctx context.Context, conn *sql.Conn, t *cdc.Table) error {
 	for _, c := range stagedColumns(t.Info, key) {
 		staged = append(staged, myColumn{name: c.Name, typ: strings.ToLower(c.ddl), nullable: c.Nullable && !contains(key, c.Name)})
 	}
-	alters, err := driftSQL(t.Dest, staged, have)
+	alters, bounds, err := driftSQL(t.Dest, staged, have)
 	if err != nil {
 		return err
+	}
+	for _, b := range bounds { // the replica is weir's: a varchar(n) made text at the source becomes text
+		if myColumnType(b.src).Kind != myColumnType(b.typ).Kind {
+			continue // another kind: left to the insert, as before
+		}
+		alters = append(alters, fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s", ident(t.Dest), quoteIdent(b.column), b.src, b.keep))
 	}
 	for _, q := range alters {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
@@ -91,18 +144,21 @@ func evolveReplica(ctx context.Context, conn *sql.Conn, t *cdc.Table) error {
 	return nil
 }
 
-// driftSQL compares the source's columns (staged) with dest's (have).
-func driftSQL(dest routes.TableRef, staged, have []myColumn) ([]string, error) {
+// driftSQL compares the source's columns (staged) with dest's (have):
+// the ALTER TABLEs to run first, and the columns whose declared length
+// the values must be checked against.
+func driftSQL(dest routes.TableRef, staged, have []myColumn) ([]string, []bound, error) {
 	byName := map[string]myColumn{}
 	for _, c := range have {
 		byName[strings.ToLower(c.name)] = c
 	}
 	var alters []string
+	var bounds []bound
 	for _, s := range staged {
 		d, ok := byName[strings.ToLower(s.name)]
 		if !ok {
 			if !s.nullable {
-				return nil, &routes.ProbeError{Table: dest.String(), Column: s.name,
+				return nil, nil, &routes.ProbeError{Table: dest.String(), Column: s.name,
 					Problem: "the source has this NOT NULL column and the destination does not",
 					Hint:    "add it to the destination (with a default), or run --mode replace"}
 			}
@@ -118,11 +174,15 @@ func driftSQL(dest routes.TableRef, staged, have []myColumn) ([]string, error) {
 			continue
 		}
 		if !holdsMyType(d.typ, s.typ) {
-			return nil, routes.LossyError(dest, d.name, s.typ, d.typ,
+			return nil, nil, routes.LossyError(dest, d.name, s.typ, d.typ,
 				fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s", ident(dest), quoteIdent(d.name), s.typ, null))
 		}
+		dt := myColumnType(d.typ)
+		if n := routes.CheckLength(dt, myColumnType(s.typ)); n > 0 {
+			bounds = append(bounds, bound{column: d.name, typ: d.typ, src: s.typ, keep: collate(d) + null, length: n, bytes: dt.Kind == routes.KindBinary})
+		}
 	}
-	return alters, nil
+	return alters, bounds, nil
 }
 
 // casts: MySQL and MariaDB keep 15 digits of a double written into text
@@ -131,8 +191,9 @@ func driftSQL(dest routes.TableRef, staged, have []myColumn) ([]string, error) {
 var casts = routes.Casts{BoolNumber: true}
 
 // holdsMyType is routes.Holds over two COLUMN_TYPEs (weir's sessions are
-// strict: a too-long string, an integer or decimal out of range fail the
-// statement).
+// strict: an integer or decimal out of range fails the statement; a
+// too-long string's excess spaces are cut with a note, so its length is
+// routes.CheckLength's, checkLengths').
 func holdsMyType(dest, src string) bool {
 	return routes.Holds(myColumnType(dest), myColumnType(src), casts)
 }
@@ -166,9 +227,13 @@ func myColumnType(typ string) routes.ColumnType {
 	case c.dataType == "timestamp": // kept as UTC instants, shown in the session's zone
 		return routes.ColumnType{Kind: routes.KindTimestamp, Digits: int(digits), Zone: "UTC"}
 	case c.dataType == "char": // pads with spaces, cut on read with the value's own: 'a  ' reads back as 'a'
-		return routes.ColumnType{Kind: routes.KindText, Width: int(max(digits, 1)), Trimmed: true}
+		return routes.ColumnType{Kind: routes.KindText, Width: int(max(digits, 1)), Trimmed: true, Length: int(max(digits, 1))}
 	case c.dataType == "binary": // pads with NUL bytes, kept on read
-		return routes.ColumnType{Kind: routes.KindBinary, Width: int(max(digits, 1))}
+		return routes.ColumnType{Kind: routes.KindBinary, Width: int(max(digits, 1)), Length: int(max(digits, 1))}
+	case c.dataType == "varchar":
+		return routes.ColumnType{Kind: routes.KindText, Length: int(digits)}
+	case c.dataType == "varbinary":
+		return routes.ColumnType{Kind: routes.KindBinary, Length: int(digits)}
 	}
 	if k, ok := simpleKinds[c.dataType]; ok && c.dataType != "enum" && c.dataType != "set" {
 		return myKindTypes[k]

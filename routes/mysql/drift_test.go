@@ -1,6 +1,11 @@
 package mysql
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/weirhq/weir/routes"
+)
 
 // TestHoldsMyType: COLUMN_TYPEs mapped for routes.Holds — tinyint(1) is
 // a boolean (a number into it reads back as true), unsigned widths count
@@ -37,6 +42,40 @@ func TestHoldsMyType(t *testing.T) {
 	for _, tt := range tests {
 		if got := holdsMyType(tt.dest, tt.src); got != tt.want {
 			t.Errorf("%s into %s: %v, want %v", tt.src, tt.dest, got, tt.want)
+		}
+	}
+}
+
+// TestDriftSQL_Bounds: the destination columns whose declared length the
+// commit checks: a varchar(n) or varbinary(n) from a column not bounded
+// by it; never one the source's own length bounds, one widened first, or
+// a char(n) (it holds only a char(m ≤ n)).
+func TestDriftSQL_Bounds(t *testing.T) {
+	tests := []struct {
+		dest, src string
+		want      []bound // column "v"
+	}{
+		{"varchar(3)", "longtext", []bound{{length: 3}}},
+		{"varchar(3)", "varchar(3)", nil},
+		{"varchar(5)", "varchar(3)", nil},
+		{"varchar(3)", "varchar(5)", nil}, // widened
+		{"varchar(3)", "char(2)", nil},
+		{"varchar(3)", "int(11)", []bound{{length: 3}}},
+		{"varbinary(3)", "blob", []bound{{length: 3, bytes: true}}},
+		{"char(3)", "char(2)", nil},
+		{"longtext", "longtext", nil},
+	}
+	for _, tt := range tests {
+		_, got, err := driftSQL(routes.TableRef{Schema: "s", Name: "t"}, []myColumn{{name: "v", typ: tt.src, nullable: true}}, []myColumn{{name: "v", typ: tt.dest, nullable: true}})
+		if err != nil {
+			t.Errorf("%s into %s: %v", tt.src, tt.dest, err)
+			continue
+		}
+		for i := range tt.want {
+			tt.want[i].column, tt.want[i].typ, tt.want[i].src, tt.want[i].keep = "v", tt.dest, tt.src, " NULL"
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s into %s: %+v, want %+v", tt.src, tt.dest, got, tt.want)
 		}
 	}
 }

@@ -194,17 +194,18 @@ func stageKey(info *routes.TableInfo, opts routes.WriteOptions) ([]string, error
 
 // stage is one run's staging table.
 type stage struct {
-	e     *Endpoint
-	info  *routes.TableInfo
-	opts  routes.WriteOptions
-	dest  routes.TableRef
-	table routes.TableRef // the staging table
-	key   []string
-	cols  []stagedColumn
-	lock  *tableLock
-	drift []string     // ALTER TABLEs commitDelta runs first (drift.go)
-	pipes atomic.Int64 // names the LOAD DATA readers
-	done  bool
+	e      *Endpoint
+	info   *routes.TableInfo
+	opts   routes.WriteOptions
+	dest   routes.TableRef
+	table  routes.TableRef // the staging table
+	key    []string
+	cols   []stagedColumn
+	lock   *tableLock
+	drift  []string     // ALTER TABLEs commitDelta runs first (drift.go)
+	bounds []bound      // destination columns whose length commitDelta checks first (drift.go)
+	pipes  atomic.Int64 // names the LOAD DATA readers
+	done   bool
 }
 
 func (st *stage) create(ctx context.Context) error {

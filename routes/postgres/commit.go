@@ -125,6 +125,9 @@ func (st *stage) apply(ctx context.Context, tx pgx.Tx, exists, becomes bool) err
 	if becomes {
 		return st.swap(ctx, tx, exists)
 	}
+	if err := st.checkLengths(ctx, tx); err != nil {
+		return err
+	}
 	if err := execAll(ctx, tx, st.drift...); err != nil {
 		return fmt.Errorf("evolve %s to the source's columns: %w", st.dest, err)
 	}

@@ -54,22 +54,59 @@ func (st *stage) checkDrift(ctx context.Context) error {
 	if err != nil || !exists {
 		return err
 	}
-	st.drift, err = st.planDrift(ctx)
-	return err
+	return st.planDrift(ctx)
 }
 
-// planDrift returns the ALTER TABLE statements that let dest hold what the
-// staging table holds, or bad input naming the column when it cannot.
-func (st *stage) planDrift(ctx context.Context) ([]string, error) {
+// planDrift plans the ALTER TABLE statements that let dest hold what the
+// staging table holds and the columns whose length the commit checks, or
+// returns bad input naming the column when it cannot.
+func (st *stage) planDrift(ctx context.Context) error {
 	staged, err := relColumns(ctx, st.lock.conn, st.table)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	have, err := relColumns(ctx, st.lock.conn, st.dest)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return driftSQL(st.dest, staged, have)
+	st.drift, st.bounds, err = driftSQL(st.dest, staged, have)
+	return err
+}
+
+// bound is a destination column of a declared length the source's
+// column is not bounded by (routes.CheckLength): checkLengths reads the
+// staged values' lengths before they land.
+type bound struct {
+	column, typ, src string // typ: the destination's, format_type's; src the staged column's
+	length           int
+}
+
+// checkLengths refuses, before the final insert, a staged value longer
+// than its destination column's declared length, which PostgreSQL would
+// cut without an error when the excess is spaces. One scan of the staging
+// table over every bound column; characters are counted as the
+// assignment cast sees the value: its text (a char(n)'s trailing spaces
+// are not part of it, and its cast to varchar drops them).
+func (st *stage) checkLengths(ctx context.Context, tx pgx.Tx) error {
+	if len(st.bounds) == 0 {
+		return nil
+	}
+	sel := make([]string, len(st.bounds))
+	for i, b := range st.bounds {
+		sel[i] = fmt.Sprintf("COALESCE(max(char_length(%s::text)), 0)", quoteIdent(b.column))
+	}
+	var longest []int64
+	q := fmt.Sprintf("SELECT ARRAY[%s]::bigint[] FROM %s", strings.Join(sel, ", "), ident(st.table))
+	if err := tx.QueryRow(ctx, q).Scan(&longest); err != nil {
+		return fmt.Errorf("check the lengths of the values for %s: %w", st.dest, err)
+	}
+	for i, b := range st.bounds {
+		if n := int(longest[i]); n > b.length {
+			return routes.TooLongError(st.dest, b.column, b.typ, n, false,
+				fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(st.dest), quoteIdent(b.column), strings.Replace(b.typ, fmt.Sprintf("(%d)", b.length), fmt.Sprintf("(%d)", n), 1)))
+		}
+	}
+	return nil
 }
 
 // evolveReplicas widens each CDC replica to its source's columns as this
@@ -96,9 +133,12 @@ func evolveReplicas(ctx context.Context, tx pgx.Tx, tables []*cdc.Table) error {
 		if err := checkFamilies(t, "replica", staged, have); err != nil {
 			return err
 		}
-		alters, err := driftSQL(t.Dest, staged, have)
+		alters, bounds, err := driftSQL(t.Dest, staged, have)
 		if err != nil {
 			return err
+		}
+		for _, b := range bounds { // the replica is weir's: a varchar(n) made text at the source becomes text
+			alters = append(alters, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(t.Dest), quoteIdent(b.column), b.src))
 		}
 		for _, q := range alters {
 			if _, err := tx.Exec(ctx, q); err != nil {
@@ -204,6 +244,8 @@ func pgColumnType(typ string) routes.ColumnType {
 		return routes.ColumnType{Kind: routes.KindInterval, Digits: digits, Fields: strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(base), "interval"))}
 	case typ == "money": // two decimals (lc_monetary's, as C's): 1.2345 is stored as $1.23
 		return routes.ColumnType{Kind: routes.KindDecimal, Precision: 19, Scale: 2}
+	case (spec.kind == kindVarchar || spec.kind == kindBpchar) && len(spec.mods) == 1:
+		return routes.ColumnType{Kind: routes.KindText, Length: spec.mods[0]}
 	case spec.kind == kindUnknown && (typ == "timetz" || strings.HasPrefix(typ, "time") && !strings.HasPrefix(typ, "timestamp") && strings.HasSuffix(typ, " with time zone")):
 		return routes.ColumnType{Kind: routes.KindTime, Digits: digits, Zone: "UTC"}
 	}
@@ -222,18 +264,21 @@ var pgKindTypes = map[pgKind]routes.ColumnType{
 	kindUUID: {Kind: routes.KindUUID},
 }
 
-// driftSQL compares the source's columns (staged) with dest's (have).
-func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, error) {
+// driftSQL compares the source's columns (staged) with dest's (have):
+// the ALTER TABLEs to run first, and the columns whose declared length
+// the values must be checked against.
+func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, []bound, error) {
 	byName := map[string]pgColumn{}
 	for _, c := range have {
 		byName[c.name] = c
 	}
 	var alters []string
+	var bounds []bound
 	for _, s := range staged {
 		d, ok := byName[s.name]
 		if !ok {
 			if s.notNull {
-				return nil, &routes.ProbeError{Table: dest.String(), Column: s.name,
+				return nil, nil, &routes.ProbeError{Table: dest.String(), Column: s.name,
 					Problem: "the source has this NOT NULL column and the destination does not",
 					Hint:    "add it to the destination (with a default), or run --mode replace"}
 			}
@@ -243,11 +288,13 @@ func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, error) {
 		if to, ok := widenType(d.typ, s.typ); ok {
 			alters = append(alters, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(dest), quoteIdent(s.name), to))
 		} else if !holds(d.typ, s.typ) {
-			return nil, routes.LossyError(dest, s.name, s.typ, d.typ,
+			return nil, nil, routes.LossyError(dest, s.name, s.typ, d.typ,
 				fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(dest), quoteIdent(s.name), s.typ))
+		} else if n := routes.CheckLength(pgColumnType(d.typ), pgColumnType(s.typ)); n > 0 {
+			bounds = append(bounds, bound{column: s.name, typ: d.typ, src: s.typ, length: n})
 		}
 	}
-	return alters, nil
+	return alters, bounds, nil
 }
 
 // holds is routes.Holds over two format_type names, asked after

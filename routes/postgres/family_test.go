@@ -1,6 +1,11 @@
 package postgres
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/weirhq/weir/routes"
+)
 
 // TestTypeFamily: format_type's names by the values they hold; a change
 // of family in a CDC replica or log is refused (checkFamilies), a change
@@ -45,7 +50,7 @@ func TestHolds(t *testing.T) {
 		{"double precision", "integer"}, {"double precision", "real"}, {"real", "smallint"},
 		{"double precision", "numeric(15,3)"}, {"real", "numeric(6,2)"}, {"integer", "numeric(9,0)"},
 		{"numeric", "numeric(12,4)"}, {"text", "double precision"}, {"character varying", "timestamp with time zone"},
-		{"text", "character varying(20)"}, {"character varying(5)", "text"}, // a longer value fails loudly
+		{"text", "character varying(20)"}, {"character varying(5)", "text"}, // a longer value is CheckLength's (driftSQL's bounds)
 		{"timestamp without time zone", "date"}, {"timestamp(6) without time zone", "timestamp(3) without time zone"},
 		{"timestamp with time zone", "timestamp(6) with time zone"}, {"jsonb", "json"}, {"interval", "interval second(3)"},
 		{"point", "text"}, {"integer[]", "text"}, // not grouped: left to the insert
@@ -74,5 +79,40 @@ func TestHolds(t *testing.T) {
 	// a fractional precision that grows is widened, never refused
 	if to, ok := widenType("timestamp(3) without time zone", "timestamp without time zone"); !ok || to != "timestamp without time zone" {
 		t.Errorf("widenType(timestamp(3), timestamp) = %q, %v; want the source's type", to, ok)
+	}
+}
+
+// TestDriftSQL_Bounds: the destination columns whose declared length the
+// commit checks: a varchar(n) or char(n) from a column not bounded by it;
+// never one the source's own length bounds, one widened first, or an
+// array.
+func TestDriftSQL_Bounds(t *testing.T) {
+	tests := []struct {
+		dest, src string
+		want      []bound // column "v"
+	}{
+		{"character varying(3)", "text", []bound{{length: 3}}},
+		{"character varying(3)", "character varying(3)", nil},
+		{"character varying(5)", "character varying(3)", nil},
+		{"character varying(3)", "character varying(5)", nil}, // widened
+		{"character varying(3)", "character(3)", nil},
+		{"character(3)", "text", []bound{{length: 3}}},
+		{"character(3)", "character varying(3)", nil},
+		{"character varying(3)", "integer", []bound{{length: 3}}},
+		{"character varying(3)[]", "text[]", nil},
+		{"text", "text", nil},
+	}
+	for _, tt := range tests {
+		_, got, err := driftSQL(routes.TableRef{Schema: "s", Name: "t"}, []pgColumn{{name: "v", typ: tt.src}}, []pgColumn{{name: "v", typ: tt.dest}})
+		if err != nil {
+			t.Errorf("%s into %s: %v", tt.src, tt.dest, err)
+			continue
+		}
+		for i := range tt.want {
+			tt.want[i].column, tt.want[i].typ, tt.want[i].src = "v", tt.dest, tt.src
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s into %s: %+v, want %+v", tt.src, tt.dest, got, tt.want)
+		}
 	}
 }

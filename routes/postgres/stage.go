@@ -152,14 +152,15 @@ func checkMode(info *routes.TableInfo, opts routes.WriteOptions) error {
 
 // stage is one run's staging table.
 type stage struct {
-	e     *Endpoint
-	info  *routes.TableInfo
-	opts  routes.WriteOptions
-	dest  routes.TableRef
-	table routes.TableRef // the staging table
-	lock  *tableLock
-	drift []string // ALTER TABLEs the commit runs first (drift.go)
-	done  bool
+	e      *Endpoint
+	info   *routes.TableInfo
+	opts   routes.WriteOptions
+	dest   routes.TableRef
+	table  routes.TableRef // the staging table
+	lock   *tableLock
+	drift  []string // ALTER TABLEs the commit runs first (drift.go)
+	bounds []bound  // destination columns whose length the commit checks first (drift.go)
+	done   bool
 	// shared: one of a backfill's worker stages (PrepareShared)
 	shared bool
 	// fenced: Commit is CommitIf's, a compare-and-set with prev
