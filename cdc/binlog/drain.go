@@ -213,10 +213,7 @@ func (d *decoder) rows(e *replication.RowsEvent, typ replication.EventType, base
 	update := op == cdc.OpUpdate
 	p, raw := pendingOf(e)
 	if raw && l.fast != nil && !compressed(typ) && e.ColumnCount == uint64(len(l.fast)) && (!update || len(e.ColumnBitmap2) > 0) {
-		if err := l.fastRows(e, p, update, add); err != nil {
-			return fmt.Errorf("rows event of %s at %d: %w", t.Source, d.pos, err)
-		}
-		return nil
+		return l.fastRows(e, p, update, add) // a refused value's error as the bulk read's, bare
 	}
 	if raw {
 		if err := l.slowRows(e, p); err != nil {

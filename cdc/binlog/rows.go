@@ -2,6 +2,7 @@ package binlog
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -260,14 +261,14 @@ func (l *layout) fastRows(e *replication.RowsEvent, p pending, update bool, add 
 	return nil
 }
 
-var errShort = fmt.Errorf("rows event shorter than its images")
+var errShort = errors.New("the event ends inside a row image")
 
 // image decodes one row image (the columns in bitmap, a null bitmap, the
 // values) into a row of the table's columns, and returns the bytes it read.
 func (l *layout) image(data, bitmap []byte, s *slabs) (row []any, n int, err error) {
 	cols := len(l.fast)
 	if len(bitmap) < (cols+7)/8 {
-		return nil, 0, errShort
+		return nil, 0, fmt.Errorf("rows event of %s: %w", l.t.Source, errShort)
 	}
 	present := 0
 	for _, b := range bitmap[:(cols+7)/8] {
@@ -278,7 +279,7 @@ func (l *layout) image(data, bitmap []byte, s *slabs) (row []any, n int, err err
 	}
 	nulls := (present + 7) / 8
 	if len(data) < nulls {
-		return nil, 0, errShort
+		return nil, 0, fmt.Errorf("rows event of %s: %w", l.t.Source, errShort)
 	}
 	nullBits, pos, ni := data[:nulls], nulls, 0
 	row = s.row(len(l.t.Columns))
@@ -295,7 +296,7 @@ func (l *layout) image(data, bitmap []byte, s *slabs) (row []any, n int, err err
 		var v any
 		var w int
 		if v, w, err = l.fastValue(i, fc, data[pos:], s); err != nil {
-			return nil, 0, fmt.Errorf("%s column %s: %w", l.t.Source, l.t.Columns[col], err)
+			return nil, 0, fmt.Errorf("rows event of %s, column %s: %w", l.t.Source, l.t.Columns[col], err)
 		}
 		pos += w
 		if l.check != nil && l.check.Checks(col) {
