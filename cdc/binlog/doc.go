@@ -14,7 +14,8 @@
 //
 // Every later run reads the server's current coordinate (the drain's
 // target), streams the binlog from the saved coordinate to it with
-// go-mysql's BinlogSyncer, folds the row events per key (package cdc) and
+// go-mysql's BinlogSyncer, decodes the row images (rows.go), folds the
+// row events per key (package cdc) and
 // applies them in one destination transaction that also saves the target as
 // the new position. A crash anywhere re-applies the same window.
 //

@@ -117,7 +117,7 @@ func (r *run) syncerConfig() replication.BinlogSyncerConfig {
 		EventCacheCount:     eventCache,
 		Option:              dumpSession,
 		Logger:              slog.New(slog.DiscardHandler),
-		RowsEventDecodeFunc: signedRows(),
+		RowsEventDecodeFunc: rawRows, // the images are decoded by the fold (rows.go)
 	}
 }
 
@@ -133,6 +133,9 @@ type decoder struct {
 	// before), as logText: every change of a transaction carries it as its
 	// Position, which makes it the transaction's id and order in a changelog.
 	tx string
+	// lastMap is the last rows event's table map, last its table (table).
+	lastMap *replication.TableMapEvent
+	last    *cdc.Table
 }
 
 // endsTx reports events after which a new transaction starts: the commit
@@ -164,7 +167,7 @@ func (d *decoder) event(ev *replication.BinlogEvent, at Position, w *cdc.Window)
 		if !ok {
 			return nil
 		}
-		return d.rows(e, op, cdc.Change{Op: op, Position: d.tx, Commit: commit}, w)
+		return d.rows(e, ev.Header.EventType, cdc.Change{Op: op, Position: d.tx, Commit: commit}, w)
 	case *replication.QueryEvent:
 		return d.query(e, cdc.Change{Op: cdc.OpTruncate, Position: d.tx, Commit: commit}, w, at)
 	}
@@ -185,8 +188,8 @@ func rowsOp(t replication.EventType) (cdc.Op, bool) {
 
 // rows folds one rows event: inserts and deletes carry one image per row,
 // updates a before and an after image.
-func (d *decoder) rows(e *replication.RowsEvent, op cdc.Op, base cdc.Change, w *cdc.Window) error {
-	t := d.tables[string(e.Table.Schema)+"."+string(e.Table.Table)]
+func (d *decoder) rows(e *replication.RowsEvent, typ replication.EventType, base cdc.Change, w *cdc.Window) error {
+	t := d.table(e.Table)
 	if t == nil {
 		return nil
 	}
@@ -194,37 +197,63 @@ func (d *decoder) rows(e *replication.RowsEvent, op cdc.Op, base cdc.Change, w *
 	if err != nil {
 		return err
 	}
-	step := 1
-	if op == cdc.OpUpdate {
-		step = 2
-	}
-	for i := 0; i+step <= len(e.Rows); i += step {
+	op := base.Op
+	add := func(first, after []any) error {
 		c := base
-		first, err := l.row(e.Rows[i])
-		if err != nil {
-			return err
-		}
 		switch op {
 		case cdc.OpInsert:
 			c.After = first
 		case cdc.OpUpdate:
-			if c.After, err = l.row(e.Rows[i+1]); err != nil {
+			c.Before, c.After, c.Key = first, after, l.keyOf(first)
+		case cdc.OpDelete:
+			c.Before, c.Key = first, l.keyOf(first)
+		}
+		return w.Add(t, c)
+	}
+	update := op == cdc.OpUpdate
+	p, raw := pendingOf(e)
+	if raw && l.fast != nil && !compressed(typ) && e.ColumnCount == uint64(len(l.fast)) && (!update || len(e.ColumnBitmap2) > 0) {
+		return l.fastRows(e, p, update, add) // a refused value's error as the bulk read's, bare
+	}
+	if raw {
+		if err := l.slowRows(e, p); err != nil {
+			return fmt.Errorf("rows event of %s at %d: %w", t.Source, d.pos, err)
+		}
+	}
+	step := 1
+	if update {
+		step = 2
+	}
+	for i := 0; i+step <= len(e.Rows); i += step {
+		first, err := l.row(e.Rows[i])
+		if err != nil {
+			return err
+		}
+		var after []any
+		if update {
+			if after, err = l.row(e.Rows[i+1]); err != nil {
 				return err
 			}
-			c.Before, c.Key = first, keyOf(t, first)
-		case cdc.OpDelete:
-			c.Before, c.Key = first, keyOf(t, first)
 		}
-		if err := w.Add(t, c); err != nil {
+		if err := add(first, after); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func keyOf(t *cdc.Table, row []any) []any {
-	key := make([]any, len(t.Key))
-	for i, k := range t.Key {
+// table is the captured table a table map is of, or nil; the last one is
+// kept (the name is looked up once per table map, not per event).
+func (d *decoder) table(tm *replication.TableMapEvent) *cdc.Table {
+	if tm != d.lastMap {
+		d.lastMap, d.last = tm, d.tables[string(tm.Schema)+"."+string(tm.Table)]
+	}
+	return d.last
+}
+
+func (l *layout) keyOf(row []any) []any {
+	key := l.slabs.row(len(l.t.Key))
+	for i, k := range l.t.Key {
 		key[i] = row[k]
 	}
 	return key

@@ -24,6 +24,12 @@ type layout struct {
 	inOrder bool                       // idx is the identity over all the table's columns
 	conv    []conv                     // by binlog column: worked out once per table map, not per value
 	check   *mysql.ChangeValues        // temporal values by the bulk read's rules
+	// fast is each binlog column's decode by fastRows; nil when a column
+	// needs go-mysql's (slowRows, against signed).
+	fast   []fastCol
+	signed *replication.TableMapEvent
+	slabs  slabs // the rows the fold keeps, and the keys
+	before slabs // before images (fastRows)
 }
 
 // conv is how one binlog column's values become the bulk read's.
@@ -34,7 +40,7 @@ type conv struct {
 	// binlog strips a value's trailing 0x00 bytes, which are part of it.
 	fixed int
 	// unsigned is an unsigned integer column's MySQL type (convUnsigned):
-	// its values arrive decoded as signed (see signedRows).
+	// its values arrive decoded as signed (see slowRows).
 	unsigned byte
 }
 
@@ -60,7 +66,10 @@ func (d *decoder) layout(t *cdc.Table, tm *replication.TableMapEvent) (*layout, 
 		l.tm = tm
 		return l, nil
 	}
-	l := &layout{t: t, tm: tm, idx: make([]int, tm.ColumnCount), conv: make([]conv, tm.ColumnCount)}
+	l := &layout{t: t, tm: tm, idx: make([]int, tm.ColumnCount), conv: make([]conv, tm.ColumnCount),
+		// only what go-mysql's decode of the images reads (slowRows)
+		signed: &replication.TableMapEvent{TableID: tm.TableID, Flags: tm.Flags, Schema: tm.Schema, Table: tm.Table,
+			ColumnCount: tm.ColumnCount, ColumnType: tm.ColumnType, ColumnMeta: tm.ColumnMeta, NullBitmap: tm.NullBitmap}}
 	if t.Info != nil {
 		var err error
 		if l.check, err = mysql.NewChangeValues(d.sourceURL, t.Source, t.Info.Columns); err != nil {
@@ -114,6 +123,7 @@ func (d *decoder) layout(t *cdc.Table, tm *replication.TableMapEvent) (*layout, 
 			}
 		}
 	}
+	l.fast, _ = fastColumns(tm, l.conv)
 	d.layouts[t] = l
 	return l, nil
 }
@@ -265,34 +275,6 @@ func unsign(typ byte, v any) any {
 		return uint64(x)
 	}
 	return v
-}
-
-// signedRows is the binlog syncer's rows event decoder: go-mysql's own,
-// but against a copy of the event's table map without its signedness
-// bitmap, from which go-mysql otherwise builds a map for every row image
-// (a twentieth of a 15-column run's CPU, bench/README.md issue 25). Its
-// integers come out signed; the layout unsigns them (convUnsigned) from
-// the real table map, which the event carries again once decoded. It runs
-// on the syncer's goroutine: the copy holds only what the row decode reads
-// (types, metadata, the column count), which nothing writes after the
-// table map's own decode, and is kept for the table map it was made from.
-func signedRows() func(*replication.RowsEvent, []byte) error {
-	var from, signed *replication.TableMapEvent
-	return func(e *replication.RowsEvent, data []byte) error {
-		pos, err := e.DecodeHeader(data)
-		if err != nil {
-			return err
-		}
-		tm := e.Table
-		if tm != from {
-			from, signed = tm, &replication.TableMapEvent{TableID: tm.TableID, Flags: tm.Flags, Schema: tm.Schema, Table: tm.Table,
-				ColumnCount: tm.ColumnCount, ColumnType: tm.ColumnType, ColumnMeta: tm.ColumnMeta, NullBitmap: tm.NullBitmap}
-		}
-		e.Table = signed
-		err = e.DecodeData(pos, data)
-		e.Table = tm
-		return err
-	}
 }
 
 func enumLabel(labels []string, v any) any {

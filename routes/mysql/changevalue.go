@@ -44,7 +44,7 @@ func NewChangeValues(sourceURL string, table routes.TableRef, cols []routes.Colu
 // i: v itself, nil for a zero date under zero_dates=null, or the bulk
 // read's error (a *routes.ProbeError naming the table, column and fix).
 func (c *ChangeValues) Check(i int, v any) (any, error) {
-	if i >= len(c.kinds) {
+	if !c.Checks(i) {
 		return v, nil
 	}
 	if c.kinds[i] == kindBool {
@@ -77,6 +77,19 @@ func (c *ChangeValues) Check(i int, v any) (any, error) {
 		return nil, nil
 	}
 	return nil, valueErr(c.table, c.cols[i], s, err)
+}
+
+// Checks reports whether Check can change or refuse column i's values:
+// a decoder that makes them itself skips Check for the other columns.
+func (c *ChangeValues) Checks(i int) bool {
+	if i >= len(c.kinds) {
+		return false
+	}
+	switch c.kinds[i] {
+	case kindBool, kindDate, kindDatetime, kindTime, kindDuration:
+		return true
+	}
+	return false
 }
 
 // checkBool refuses a tinyint(1) value other than 0 and 1, as the bulk
