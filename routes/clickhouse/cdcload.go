@@ -218,6 +218,8 @@ func cellText(v any, typ string, o Options) (s string, null bool, err error) {
 			return "", false, err
 		}
 		return timeText(x.UTC(), inner, o)
+	case arrow.MonthDayNanoInterval: // pgoutput's, decoded: as the bulk route prints it
+		return isoInterval(x), false, nil
 	}
 	if cdc.IsUnchanged(v) {
 		return "", true, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // appendChange appends one change value (cdc.Change's Go values: nil,
@@ -95,6 +96,8 @@ func textOf(v any) string {
 		return string(x)
 	case time.Time:
 		return x.UTC().Format("2006-01-02 15:04:05.999999")
+	case arrow.MonthDayNanoInterval: // pgoutput's, decoded: as valueText prints the bulk route's
+		return routes.IntervalText(x)
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32)
 	case float64:
