@@ -329,6 +329,11 @@ func nullableCast(col string, inner chType) string {
 	case "Decimal", "Decimal32", "Decimal64", "Decimal128", "Decimal256":
 		// 18.16 parses a NULL's empty nested value too, and fails on it
 		return fmt.Sprintf("if(isNull(%[1]s), NULL, CAST(ifNull(%[1]s, '0') AS %s))", col, inner.raw)
+	case "Float32":
+		// 18.16's Float32 text parser misreads some values (1.1754944e-38
+		// became 1.1754945e-38); its Float64 parser, rounded to Float32,
+		// gives the value the bulk route's binary insert writes
+		return fmt.Sprintf("CAST(CAST(%s AS Nullable(Float64)) AS Nullable(Float32))", col)
 	}
 	return fmt.Sprintf("CAST(%s AS Nullable(%s))", col, inner.raw)
 }
