@@ -93,7 +93,9 @@ func intervalEncoder(arr arrow.Array) valueFunc {
 			return routes.AppendInterval(buf, v.Months, v.Days, v.Nanoseconds/1000), nil
 		}
 	case *array.MonthInterval:
-		return func(buf []byte, i int) ([]byte, error) { return routes.AppendInterval(buf, int32(a.Value(i)), 0, 0), nil }
+		return func(buf []byte, i int) ([]byte, error) {
+			return routes.AppendInterval(buf, int32(a.Value(i)), 0, 0), nil
+		}
 	case *array.DayTimeInterval:
 		return func(buf []byte, i int) ([]byte, error) {
 			v := a.Value(i)
@@ -102,4 +104,3 @@ func intervalEncoder(arr arrow.Array) valueFunc {
 	}
 	return nil
 }
-
