@@ -19,7 +19,7 @@ var walCases = []cdctest.Case{
 		"'178000000 years'", "'-178000000 years'", "'0'", "'3 mons'", "'-5 days'", "'-1 year -2 mons +3 days -04:05:06.5'",
 		"'2562047:47:16.854775'", "'-2562047:47:16.854775'", "'1 day 00:00:00.5'")},
 	{Name: "numedge", Type: "numeric", Values: lits("'1.50'", "'-0'", "'0.000000000000000000000000000001'", "'123456789012345678901234567890.123456789'")},
-	{Name: "f8edge", Type: "float8", Values: lits("'-0'", "2.2250738585072014e-308", "1e-300")},
+	{Name: "f8edge", Type: "float8", Values: lits("'-0'", "2.2250738585072014e-308", "1e-300", "5e-324", "-2.2250738585072e-308")},
 	{Name: "f4edge", Type: "float4", Values: lits("'-0'", "1.17549435e-38", "1.4e-45")},
 	{Name: "bpchar", Type: "char(5)", Values: lits("'a'", "''", "'abcde'")},
 	{Name: "char1", Type: `"char"`, Values: lits(`'a'`)},
