@@ -99,6 +99,13 @@ func canonical(t testing.TB, a arrow.Array, i int) string {
 			return inf
 		}
 		return a.Value(i).ToTime().Format("2006-01-02")
+	case array.ListLike: // [elem,…], each element's canonical text
+		start, end := a.ValueOffsets(i)
+		elems := make([]string, 0, end-start)
+		for k := start; k < end; k++ {
+			elems = append(elems, canonical(t, a.ListValues(), int(k)))
+		}
+		return "[" + strings.Join(elems, ",") + "]"
 	case *array.Duration: // microseconds, the unit MySQL's TIME has
 		unit := a.DataType().(*arrow.DurationType).Unit
 		return strconv.FormatInt(int64(a.Value(i))*int64(unit.Multiplier())/1000, 10)

@@ -113,11 +113,12 @@ func (e *SlotLostError) Is(target error) bool { return target == ErrSlotLost }
 func logLSN(lsn pglogrepl.LSN) string { return fmt.Sprintf("%08X/%08X", uint64(lsn)>>32, uint32(lsn)) }
 
 // replicationURL turns a postgres URL into one for a replication=database
-// connection.
+// connection. Its IntervalStyle is postgres: pgoutput prints intervals in
+// the walsender's style, and value reads that one (routes.ParseInterval).
 func replicationURL(raw string) string {
 	sep := "?"
 	if strings.Contains(raw, "?") {
 		sep = "&"
 	}
-	return raw + sep + "replication=database"
+	return raw + sep + "replication=database&IntervalStyle=postgres"
 }

@@ -246,7 +246,9 @@ func (r *relation) tuple(b []byte) (row []any, rest []byte, err error) {
 		p += 4
 		if i < len(r.idx) {
 			k := r.idx[i]
-			if v, ok := r.t.value(k, s[p:p+l]); ok {
+			if v, ok, err := r.t.value(k, s[p:p+l]); err != nil {
+				return nil, nil, err
+			} else if ok {
 				row[k] = v
 			} else {
 				texts[k] = s[p : p+l]

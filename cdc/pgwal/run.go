@@ -91,6 +91,9 @@ func (r *run) probe(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if err := checkArrays(p.Source, info, r.cfg.DestURL); err != nil {
+			return err
+		}
 		t, err := probe(ctx, r.src, p)
 		if err != nil {
 			return err

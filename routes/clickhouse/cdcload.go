@@ -2,6 +2,8 @@ package clickhouse
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -170,19 +172,15 @@ func cellText(v any, typ string, o Options) (s string, null bool, err error) {
 	if t, perr := parseType(typ); perr == nil && t.Name == "Nullable" {
 		inner = t.Elem.raw
 	}
+	if bits, ok, err := floatBits(v, inner); ok {
+		return bits, false, err
+	}
 	switch x := v.(type) {
 	case nil:
 		return "", true, nil
 	case string:
 		if err := dateTextRange(x, inner, o); err != nil {
 			return "", false, err
-		}
-		if inner == "Float64" {
-			// ClickHouse's text parser reads a subnormal double (5e-324) as
-			// 0; the bulk route's binary insert keeps it
-			if f, err := strconv.ParseFloat(x, 64); err == nil && f != 0 && math.Abs(f) < 0x1p-1022 {
-				return "", false, fmt.Errorf("float %s is subnormal, which ClickHouse reads from text as 0", x)
-			}
 		}
 		if strings.HasPrefix(inner, "DateTime") && !strings.HasPrefix(inner, "DateTime64") {
 			return wholeSeconds(x, o)
@@ -218,11 +216,51 @@ func cellText(v any, typ string, o Options) (s string, null bool, err error) {
 			return "", false, err
 		}
 		return timeText(x.UTC(), inner, o)
+	case arrow.MonthDayNanoInterval: // pgoutput's, decoded: as the bulk route prints it
+		return isoInterval(x), false, nil
 	}
 	if cdc.IsUnchanged(v) {
 		return "", true, nil
 	}
 	return fmt.Sprint(v), false, nil
+}
+
+// floatBits renders a change value for a Float32 or Float64 column as the
+// hex of its IEEE bits (little-endian, as reinterpretAsFloat64 reads them;
+// see nullableCast), so ClickHouse holds the bits the bulk route's binary
+// insert writes: 18.16's text parsers read 5e-324 as 0 and 1.1754944e-38
+// (Float32) as 1.1754945e-38. Text (pgoutput's) is parsed by Go, which
+// reads NaN and ±Infinity too; ok is false for NULL and Unchanged.
+func floatBits(v any, typ string) (s string, ok bool, err error) {
+	if typ != "Float64" && typ != "Float32" {
+		return "", false, nil
+	}
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case float32:
+		f = float64(x)
+	case int64:
+		f = float64(x)
+	case uint64:
+		f = float64(x)
+	case string, []byte:
+		text := strings.TrimSpace(fmt.Sprintf("%s", x))
+		size := 64
+		if typ == "Float32" {
+			size = 32
+		}
+		if f, err = strconv.ParseFloat(text, size); err != nil {
+			return "", true, fmt.Errorf("%q is not a %s: %w", text, typ, err)
+		}
+	default:
+		return "", false, nil
+	}
+	if typ == "Float32" {
+		return hex.EncodeToString(binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(f)))), true, nil
+	}
+	return hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, math.Float64bits(f))), true, nil
 }
 
 // dateTextRange holds a date or timestamp text (the source's own: pgoutput's,
@@ -327,6 +365,9 @@ func nullableCast(col string, inner chType) string {
 	case "Decimal", "Decimal32", "Decimal64", "Decimal128", "Decimal256":
 		// 18.16 parses a NULL's empty nested value too, and fails on it
 		return fmt.Sprintf("if(isNull(%[1]s), NULL, CAST(ifNull(%[1]s, '0') AS %s))", col, inner.raw)
+	case "Float32", "Float64":
+		// the hex of the value's bits (floatBits)
+		return fmt.Sprintf("if(isNull(%[1]s), NULL, reinterpretAs%[2]s(unhex(ifNull(%[1]s, ''))))", col, inner.Name)
 	}
 	return fmt.Sprintf("CAST(%s AS Nullable(%s))", col, inner.raw)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // appendChange appends one change value (cdc.Change's Go values: nil,
@@ -95,6 +96,8 @@ func textOf(v any) string {
 		return string(x)
 	case time.Time:
 		return x.UTC().Format("2006-01-02 15:04:05.999999")
+	case arrow.MonthDayNanoInterval: // pgoutput's, decoded: as valueText prints the bulk route's
+		return routes.IntervalText(x)
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32)
 	case float64:
@@ -238,13 +241,12 @@ func appendTimestamp(b *array.TimestampBuilder, v any) error {
 
 func appendTime(b *array.Time64Builder, v any) error {
 	s := strings.TrimSpace(textOf(v))
-	t, err := time.Parse("15:04:05.999999999", s)
-	if err != nil {
+	// PostgreSQL's time runs to 24:00:00, which the bulk route keeps
+	us, ok := routes.ClockMicros(s)
+	if !ok || us < 0 || us > 24*3600e6 {
 		return fmt.Errorf("%q is not a time of day", s)
 	}
-	d := time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute +
-		time.Duration(t.Second())*time.Second + time.Duration(t.Nanosecond())
 	unit := b.Type().(*arrow.Time64Type).Unit
-	b.Append(arrow.Time64(int64(d) / int64(unit.Multiplier())))
+	b.Append(arrow.Time64(us * 1000 / int64(unit.Multiplier())))
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -152,13 +151,12 @@ func textArray(arr arrow.Array, mem memory.Allocator) (arrow.Array, error) {
 func valueText(arr arrow.Array, i int) (string, error) {
 	switch a := arr.(type) {
 	case *array.MonthDayNanoInterval:
-		v := a.Value(i)
-		return intervalText(v.Months, v.Days, v.Nanoseconds), nil
+		return routes.IntervalText(a.Value(i)), nil
 	case *array.DayTimeInterval:
 		v := a.Value(i)
-		return intervalText(0, v.Days, int64(v.Milliseconds)*1e6), nil
+		return string(routes.AppendInterval(nil, 0, v.Days, int64(v.Milliseconds)*1000)), nil
 	case *array.MonthInterval:
-		return intervalText(int32(a.Value(i)), 0, 0), nil
+		return string(routes.AppendInterval(nil, int32(a.Value(i)), 0, 0)), nil
 	case *array.Duration:
 		unit := a.DataType().(*arrow.DurationType).Unit.Multiplier()
 		return clockText(int64(a.Value(i)) * int64(unit)), nil
@@ -172,32 +170,6 @@ func valueText(arr arrow.Array, i int) (string, error) {
 		return "", fmt.Errorf("render %s as text: %w", arr.DataType(), err)
 	}
 	return string(b), nil
-}
-
-// intervalText prints an interval as PostgreSQL does (and reads back):
-// "1 year 2 mons 3 days 04:05:06.789012".
-func intervalText(months, days int32, nanos int64) string {
-	var parts []string
-	if y := months / 12; y != 0 {
-		parts = append(parts, plural(int64(y), "year"))
-	}
-	if m := months % 12; m != 0 {
-		parts = append(parts, plural(int64(m), "mon"))
-	}
-	if days != 0 {
-		parts = append(parts, plural(int64(days), "day"))
-	}
-	if nanos != 0 || len(parts) == 0 {
-		parts = append(parts, clockText(nanos))
-	}
-	return strings.Join(parts, " ")
-}
-
-func plural(n int64, unit string) string {
-	if n == 1 || n == -1 {
-		return fmt.Sprintf("%d %s", n, unit)
-	}
-	return fmt.Sprintf("%d %ss", n, unit)
 }
 
 // clockText prints a signed duration as [-]HH:MM:SS[.ffffff].

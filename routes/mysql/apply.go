@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	driver "github.com/go-sql-driver/mysql"
 
 	"github.com/weirhq/weir/cdc"
@@ -444,6 +445,8 @@ func appendLoadValue(b []byte, v any) []byte {
 		return append(b, '0')
 	case time.Time:
 		return x.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999")
+	case arrow.MonthDayNanoInterval: // as intervalEncoder prints the bulk route's
+		return routes.AppendInterval(b, x.Months, x.Days, x.Nanoseconds/1000)
 	case int64:
 		return strconv.AppendInt(b, x, 10)
 	case uint64:

@@ -145,26 +145,6 @@ func mustBig(s string) *big.Int {
 	return n
 }
 
-func TestAppendInterval(t *testing.T) {
-	tests := []struct {
-		months, days int32
-		us           int64
-		want         string
-	}{
-		{14, 3, 14706500000, "1 year 2 mons 3 days 04:05:06.5"},
-		{0, -1, 7200e6, "-1 days +02:00:00"},
-		{0, 0, 0, "00:00:00"},
-		{1, 0, 0, "1 mon"},
-		{-13, 0, -1, "-1 years -1 mons -00:00:00.000001"},
-		{0, 0, 100 * 3600e6, "100:00:00"},
-	}
-	for _, tt := range tests {
-		if got := string(appendInterval(nil, tt.months, tt.days, tt.us)); got != tt.want {
-			t.Errorf("%d %d %d: got %q, want %q", tt.months, tt.days, tt.us, got, tt.want)
-		}
-	}
-}
-
 func TestSplitInts(t *testing.T) {
 	preds, err := splitInts("`id`", "1", "100", 4)
 	if err != nil {

@@ -90,75 +90,17 @@ func intervalEncoder(arr arrow.Array) valueFunc {
 	case *array.MonthDayNanoInterval:
 		return func(buf []byte, i int) ([]byte, error) {
 			v := a.Value(i)
-			return appendInterval(buf, v.Months, v.Days, v.Nanoseconds/1000), nil
+			return routes.AppendInterval(buf, v.Months, v.Days, v.Nanoseconds/1000), nil
 		}
 	case *array.MonthInterval:
-		return func(buf []byte, i int) ([]byte, error) { return appendInterval(buf, int32(a.Value(i)), 0, 0), nil }
+		return func(buf []byte, i int) ([]byte, error) {
+			return routes.AppendInterval(buf, int32(a.Value(i)), 0, 0), nil
+		}
 	case *array.DayTimeInterval:
 		return func(buf []byte, i int) ([]byte, error) {
 			v := a.Value(i)
-			return appendInterval(buf, 0, v.Days, int64(v.Milliseconds)*1000), nil
+			return routes.AppendInterval(buf, 0, v.Days, int64(v.Milliseconds)*1000), nil
 		}
 	}
 	return nil
-}
-
-// appendInterval follows PostgreSQL's EncodeInterval for INTSTYLE_POSTGRES.
-func appendInterval(buf []byte, months, days int32, us int64) []byte {
-	start := len(buf)
-	isBefore := false
-	part := func(v int64, unit string) {
-		if v == 0 {
-			return
-		}
-		if len(buf) > start {
-			buf = append(buf, ' ')
-		}
-		if isBefore && v > 0 {
-			buf = append(buf, '+')
-		}
-		buf = fmt.Appendf(buf, "%d %s", v, unit)
-		if v != 1 {
-			buf = append(buf, 's')
-		}
-		isBefore = v < 0
-	}
-	part(int64(months/12), "year")
-	part(int64(months%12), "mon")
-	part(int64(days), "day")
-	if len(buf) > start && us == 0 {
-		return buf
-	}
-	if len(buf) > start {
-		buf = append(buf, ' ')
-	}
-	switch {
-	case us < 0:
-		buf = append(buf, '-')
-		us = -us
-	case isBefore:
-		buf = append(buf, '+')
-	}
-	return appendPGClock(buf, us)
-}
-
-// appendPGClock writes HH:MM:SS with the fraction's trailing zeros dropped.
-func appendPGClock(buf []byte, us int64) []byte {
-	sec := us / 1e6
-	buf = appendPadded(buf, sec/3600, 2)
-	buf = append(buf, ':')
-	buf = appendPadded(buf, sec/60%60, 2)
-	buf = append(buf, ':')
-	buf = appendPadded(buf, sec%60, 2)
-	frac := us % 1e6
-	if frac == 0 {
-		return buf
-	}
-	digits := 6
-	for frac%10 == 0 {
-		frac /= 10
-		digits--
-	}
-	buf = append(buf, '.')
-	return appendPadded(buf, frac, digits)
 }

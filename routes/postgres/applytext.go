@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // appendUpsert appends one staged upsert as a COPY text line: the row (an
@@ -110,6 +113,8 @@ func pgText(v any) string {
 		return strconv.FormatBool(x)
 	case time.Time:
 		return x.Format(pgTimeLayout)
+	case arrow.MonthDayNanoInterval:
+		return routes.IntervalText(x)
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32)
 	case float64:

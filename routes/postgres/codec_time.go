@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // PostgreSQL counts timestamps in µs and dates in days from 2000-01-01;
@@ -24,7 +26,7 @@ const (
 
 var (
 	errTimeRange = errors.New("timestamp or date out of the range Arrow and PostgreSQL share")
-	errInterval  = errors.New("interval out of range of Arrow month_day_nano (±292 years of microseconds)")
+	errInterval  = routes.ErrIntervalRange
 )
 
 func isInfinity64(v int64) bool { return v == math.MaxInt64 || v == math.MinInt64 }
