@@ -45,7 +45,7 @@ func (e *Endpoint) BeginApply(ctx context.Context, tables []*cdc.Table) (cdc.Tx,
 func (e *Endpoint) beginApply(ctx context.Context, tables []*cdc.Table) (*cdcTx, error) {
 	x := newTx(e, false)
 	for _, t := range tables {
-		if err := e.EnsureReplica(ctx, t); err != nil {
+		if err := e.EnsureReplica(ctx, t, nil); err != nil {
 			x.Rollback()
 			return nil, err
 		}
@@ -67,8 +67,10 @@ func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[ro
 
 // EnsureReplica creates t's replica when it is missing (cdc.Bootstrap
 // calls it before the bulk copy, whose replace then keeps this shape; see
-// Prepare) and refuses an existing table that is not one.
-func (e *Endpoint) EnsureReplica(ctx context.Context, t *cdc.Table) error {
+// Prepare) and refuses an existing table that is not one, or, with a
+// claim (cdc.ReplicaEnsurer), any existing table: a replica-shaped table
+// without weir's state row is the user's too.
+func (e *Endpoint) EnsureReplica(ctx context.Context, t *cdc.Table, claim *routes.State) error {
 	dest := e.ref(t.Dest)
 	if t.Info != nil {
 		for _, c := range t.Info.Columns {
@@ -85,18 +87,29 @@ func (e *Endpoint) EnsureReplica(ctx context.Context, t *cdc.Table) error {
 	if err := e.ensureStateTable(ctx, dest.Schema); err != nil {
 		return err
 	}
-	ok, err := e.isReplica(ctx, dest)
-	if err != nil || ok {
+	exists, err := e.tableExists(ctx, dest)
+	if err != nil {
 		return err
 	}
-	if exists, err := e.tableExists(ctx, dest); err != nil {
-		return err
-	} else if exists {
+	if exists && claim != nil {
+		return routes.Occupied(dest, "the log_based replica of "+t.Source.String())
+	}
+	if exists {
+		ok, err := e.isReplica(ctx, dest)
+		if err != nil || ok {
+			return err
+		}
 		return &routes.ProbeError{Table: dest.String(), Problem: "the table is not a weir replica (ReplacingMergeTree(_weir_version) with _weir_deleted)",
 			Hint: "drop it, or pick another destination table, for the log_based bootstrap to create it"}
 	}
 	if t.Info == nil {
 		return fmt.Errorf("replica %s: no source probe to create it from", dest)
+	}
+	if claim != nil {
+		r := stateRecord{dest: dest.Name, source: claim.SourceID, runID: claim.RunID, status: statusCommitted, mode: string(routes.ModeLogBased)}
+		if err := e.writeState(ctx, dest.Schema, r); err != nil {
+			return fmt.Errorf("replica %s: %w", dest, err)
+		}
 	}
 	defs, keys := e.columnDefs(t, false)
 	defs = append(defs, quoteIdent(ColVersion)+" UInt64 DEFAULT 0", quoteIdent(ColDeleted)+" UInt8 DEFAULT 0")
