@@ -117,7 +117,7 @@ func (r *Runner) newStreamSink(ctx context.Context, t *dagfile.Task, rep *Report
 	}
 	ref := tableRef(s.Sink)
 	run := &streamRun{r: r, t: t, s: s, rep: rep, mode: routes.ModeAppend, sink: sink, ref: ref,
-		qref: routes.TableRef{Schema: ref.Schema, Name: ref.Name + QuarantineSuffix},
+		qref: QuarantineTable(ref, sink),
 		size: cmpOrInt(s.BatchSize, DefaultBatchSize), interval: cmpOrDur(s.BatchInterval, DefaultBatchInterval)}
 	if s.Materialization == "merge" {
 		run.mode = routes.ModeMerge
