@@ -189,7 +189,7 @@ func (x *cdcTx) open(ctx context.Context, t *cdc.Table, mode routes.Mode) error 
 	if err != nil {
 		return err
 	}
-	c := &cdcTable{t: t, dest: dest, st: s.(*stage), in: routes.TableRef{Schema: dest.Schema, Name: weirName(inputPrefix, dest.Name, "")}}
+	c := &cdcTable{t: t, dest: dest, st: s.(*stage)}
 	x.tables[dest] = c
 	if c.types, err = e.typesOf(ctx, dest, t.Columns); err != nil {
 		return err
@@ -211,7 +211,12 @@ func (x *cdcTx) open(ctx context.Context, t *cdc.Table, mode routes.Mode) error 
 		return err
 	}
 	c.names = inputNames(t, extra)
-	return e.createInput(ctx, c.in, c.names)
+	in := routes.TableRef{Schema: dest.Schema, Name: weirName(inputPrefix, dest.Name, x.runID)}
+	if err := e.createInput(ctx, in, c.names); err != nil {
+		return err
+	}
+	c.in = in // only now this run's to drop
+	return nil
 }
 
 // typesOf returns the column types of cols in t.
@@ -358,7 +363,7 @@ func (x *cdcTx) Commit(ctx context.Context, states map[routes.TableRef]routes.St
 		if err := c.st.Commit(ctx, byDest[d]); err != nil {
 			return fmt.Errorf("commit %s: %w", d, err)
 		}
-		x.e.dropTable(ctx, c.in)
+		x.e.dropInput(ctx, c)
 		if err := routes.Checkpoint("apply-after-table-commit"); err != nil {
 			return err // tests: a crash between two tables' commits
 		}
@@ -408,7 +413,14 @@ func (x *cdcTx) Rollback() {
 		if c.st != nil {
 			c.st.Abort(ctx)
 		}
-		x.e.dropTable(ctx, c.in)
+		x.e.dropInput(ctx, c)
+	}
+}
+
+// dropInput drops c's input table when this run created it.
+func (e *Endpoint) dropInput(ctx context.Context, c *cdcTable) {
+	if c.in.Name != "" {
+		e.dropTable(ctx, c.in)
 	}
 }
 
