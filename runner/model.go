@@ -122,6 +122,9 @@ func (r *Runner) newModelRun(ctx context.Context, t *dagfile.Task, rep *Report) 
 		return nil, err
 	}
 	ref := tableRef(m.Sink)
+	if err := routes.CheckDestTable(ref, routes.IdentLimitOf(sink)); err != nil {
+		return nil, fmt.Errorf("sink %s: %w", m.Sink, err)
+	}
 	run := &modelRun{r: r, t: t, m: m, rep: rep, mode: mode, sink: sink, ref: ref,
 		qref: QuarantineTable(ref, sink)}
 	if run.marks, run.found, err = incremental.LoadMarks(ctx, sink, ref, t.Name); err != nil {

@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/weirhq/weir/routes"
 	"github.com/weirhq/weir/routes/postgres/postgrestest"
 )
 
@@ -48,6 +50,41 @@ func TestContract_QuarantineNameAtTheLimit(t *testing.T) {
 			}
 			if bad != "2" {
 				t.Errorf("quarantine %q holds ids %s, want 2", q, bad)
+			}
+		})
+	}
+}
+
+// TestModel_SinkNameOverTheLimit: a model's sink named over PostgreSQL's
+// 63-byte limit was cut by the server onto the table named by its first
+// 63 bytes: a replace model dropped the user's table of that name and put
+// its rows there, exit 0. The sink name is refused, bad input naming it,
+// and the user's table keeps its row.
+func TestModel_SinkNameOverTheLimit(t *testing.T) {
+	user := strings.Repeat("s", 63)
+	for _, mode := range []string{"replace", "append"} {
+		t.Run(mode, func(t *testing.T) {
+			fx := postgrestest.New(t)
+			ctx := testContext(t)
+			fx.Exec(t, ctx, "CREATE TABLE "+fx.Schema+".src (id int PRIMARY KEY, a text)", "INSERT INTO "+fx.Schema+".src VALUES (1, 'x')",
+				"CREATE TABLE "+fx.Schema+`."`+user+`" (id int, a text)`, "INSERT INTO "+fx.Schema+`."`+user+`" VALUES (1000, 'mine')`)
+			path := filepath.Join(t.TempDir(), "weir.yaml")
+			writeFile(t, path, strings.ReplaceAll("version: 1\nconnections:\n  pg: ${WEIR_TEST_PG}\ntasks:\n  m:\n    model: {source: pg:S.src, sink: pg:S."+user+"_x, mode: "+mode+", sql: SELECT * FROM input}\n", "S.", fx.Schema+"."))
+			r, err := Load(path, Options{Log: testLog{t}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			_, err = r.Once(ctx, "m")
+			if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), user+"_x") {
+				t.Errorf("once = %v, want bad input naming the sink", err)
+			}
+			var ids string
+			if err := fx.Pool.QueryRow(ctx, `SELECT string_agg(id::text, ',') FROM `+fx.Schema+`."`+user+`"`).Scan(&ids); err != nil {
+				t.Fatal(err)
+			}
+			if ids != "1000" {
+				t.Errorf("the user's table holds ids %s, want its 1000", ids)
 			}
 		})
 	}
