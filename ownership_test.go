@@ -40,7 +40,8 @@ func plant(t *testing.T, ctx context.Context, d *cdctest.DB, names ...string) *p
 // artifactNames are the names planted around a_b in every mode.
 func artifactNames() []string {
 	return []string{"_weir_stage_a_b_x", "_weir_stage_a_b_12345678", "_weir_old_a_b_backup", "_weir_old_a_b_2024",
-		"_weir_old_a_b_12345678", "_weir_lockdead_a_b_12345678", "aXb", "_weir_stage_a_b"}
+		"_weir_old_a_b_12345678", "_weir_lockdead_a_b_12345678", "aXb", "_weir_stage_a_b",
+		"_weir_cdcin_a_b", "a_b__weir_stage", "a_b_weir_tmp_12345678"}
 }
 
 func (p *plants) table(t *testing.T, ctx context.Context, name, comment string) {

@@ -237,6 +237,11 @@ func BootstrapLog(ctx context.Context, src routes.Source, dst routes.Destination
 	if err := checkLogColumns(t); err != nil {
 		return 0, err
 	}
+	// The log itself is not a table routes.Copy writes: its name is
+	// checked here, before the baseline's copy.
+	if err := routes.CheckDestTable(t.Dest, routes.IdentLimitOf(dst)); err != nil {
+		return 0, err
+	}
 	staged := BaselineTable(t.Dest, routes.IdentLimitOf(dst))
 	// The baseline table is weir's only when a bootstrap of this source
 	// committed into it (its state row says so); any other table of that

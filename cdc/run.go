@@ -50,16 +50,20 @@ func (res *Result) Count(w *Window) {
 func Bootstrap(ctx context.Context, src routes.Source, dst routes.Destination, a Applier, t *Table, pos, runID string) (int64, error) {
 	// The replica is weir's only when a bootstrap or a run of this source
 	// committed into it (its state row says so, weir reset keeps the row);
-	// any other table of that name is the user's, and the copy refuses it
-	// instead of replacing it. ClickHouse's EnsureReplica refuses one that
-	// is not shaped as a replica and creates the replica first.
+	// any other table of that name is the user's, whatever its shape, and
+	// the copy (or EnsureReplica, given the claim) refuses it instead of
+	// replacing it.
 	owned, err := ownedBy(ctx, dst, t.Dest, t.Info.SourceID)
 	if err != nil {
 		return 0, fmt.Errorf("bootstrap %s: %w", t.Source, err)
 	}
 	re, ensures := routes.As[ReplicaEnsurer](dst)
 	if ensures {
-		if err := re.EnsureReplica(ctx, t); err != nil {
+		var claim *routes.State
+		if !owned {
+			claim = &routes.State{SourceID: t.Info.SourceID, RunID: runID}
+		}
+		if err := re.EnsureReplica(ctx, t, claim); err != nil {
 			return 0, fmt.Errorf("bootstrap %s → %s: %w", t.Source, t.Dest, err)
 		}
 	}
@@ -98,7 +102,14 @@ func ownedBy(ctx context.Context, dst routes.Destination, table routes.TableRef,
 // tombstone columns). Bootstrap has it create the replica before the copy,
 // and the route's replace then keeps the replica's shape.
 type ReplicaEnsurer interface {
-	EnsureReplica(ctx context.Context, t *Table) error
+	// EnsureReplica creates t's replica when it is missing and refuses an
+	// existing table that is not one. With a claim (a bootstrap into a
+	// table weir does not own: ownedBy) any existing table is the user's
+	// and refused (routes.Occupied), and the claim, a state without a
+	// position, is saved before the replica is created, so a bootstrap
+	// that stops before its copy commits leaves a replica the next
+	// bootstrap knows as weir's.
+	EnsureReplica(ctx context.Context, t *Table, claim *routes.State) error
 }
 
 // AsApplier returns dst's Applier, or ErrUnsupported naming the destination.

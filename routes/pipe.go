@@ -92,7 +92,7 @@ func Copy(ctx context.Context, src Source, dst Destination, spec CopySpec) (Copy
 	spec.Progress.begin(spec.Table.String(), info.RowEstimate)
 	log := slog.Default().With("table", res.Table)
 	log.InfoContext(ctx, "probe", "columns", len(info.Columns), "rows_est", info.RowEstimate, "elapsed", time.Since(start))
-	if err := NotWeirs(spec.DestTable); err != nil {
+	if err := CheckDestTable(spec.DestTable, IdentLimitOf(dst)); err != nil {
 		return res, err
 	}
 	if err := notItself(ctx, src, dst, info, spec.DestTable); err != nil {

@@ -45,7 +45,7 @@ func TestCopy_RefusesStateTableName(t *testing.T) {
 	}
 	// Names that only look like weir's are the user's and go on to Prepare.
 	for _, name := range []string{"_weir_state_x", "weir_state", "_WEIR_STATE", "_weir_stage_x"} {
-		err := NotWeirs(TableRef{Schema: "s", Name: name})
+		err := CheckDestTable(TableRef{Schema: "s", Name: name}, Unlimited)
 		if err != nil {
 			t.Fatalf("%s: refused: %v", name, err)
 		}

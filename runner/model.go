@@ -15,6 +15,13 @@ import (
 // QuarantineSuffix names the table a model's bad rows go to: <sink>__quarantine.
 const QuarantineSuffix = "__quarantine"
 
+// QuarantineTable is sink's quarantine table in dst, <sink>__quarantine,
+// shortened to fit dst's identifier limit (routes.SideName): PostgreSQL
+// cut a longer name back onto the sink's own.
+func QuarantineTable(sink routes.TableRef, dst routes.Destination) routes.TableRef {
+	return routes.TableRef{Schema: sink.Schema, Name: routes.SideName("", sink.Name, QuarantineSuffix, routes.IdentLimitOf(dst))}
+}
+
 // modelRun is one batch of one model task.
 type modelRun struct {
 	r       *Runner
@@ -115,8 +122,11 @@ func (r *Runner) newModelRun(ctx context.Context, t *dagfile.Task, rep *Report) 
 		return nil, err
 	}
 	ref := tableRef(m.Sink)
+	if err := routes.CheckDestTable(ref, routes.IdentLimitOf(sink)); err != nil {
+		return nil, fmt.Errorf("sink %s: %w", m.Sink, err)
+	}
 	run := &modelRun{r: r, t: t, m: m, rep: rep, mode: mode, sink: sink, ref: ref,
-		qref: routes.TableRef{Schema: ref.Schema, Name: ref.Name + QuarantineSuffix}}
+		qref: QuarantineTable(ref, sink)}
 	if run.marks, run.found, err = incremental.LoadMarks(ctx, sink, ref, t.Name); err != nil {
 		return nil, fmt.Errorf("sink %s: %w", m.Sink, err)
 	}

@@ -116,8 +116,11 @@ func (r *Runner) newStreamSink(ctx context.Context, t *dagfile.Task, rep *Report
 		return nil, err
 	}
 	ref := tableRef(s.Sink)
+	if err := routes.CheckDestTable(ref, routes.IdentLimitOf(sink)); err != nil {
+		return nil, fmt.Errorf("sink %s: %w", s.Sink, err)
+	}
 	run := &streamRun{r: r, t: t, s: s, rep: rep, mode: routes.ModeAppend, sink: sink, ref: ref,
-		qref: routes.TableRef{Schema: ref.Schema, Name: ref.Name + QuarantineSuffix},
+		qref: QuarantineTable(ref, sink),
 		size: cmpOrInt(s.BatchSize, DefaultBatchSize), interval: cmpOrDur(s.BatchInterval, DefaultBatchInterval)}
 	if s.Materialization == "merge" {
 		run.mode = routes.ModeMerge

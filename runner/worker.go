@@ -142,7 +142,7 @@ func (r *Runner) split(ctx context.Context, name string) (*splitTask, error) {
 	if spec.DestTable, err = routes.DestinationOf(info, dst, spec); err != nil {
 		return nil, err
 	}
-	if err := routes.NotWeirs(spec.DestTable); err != nil {
+	if err := routes.CheckDestTable(spec.DestTable, routes.IdentLimitOf(dst)); err != nil {
 		return nil, fmt.Errorf("task %s: %w", name, err)
 	}
 	return &splitTask{t: t, src: src, dst: dst, spec: spec, info: info, cursor: cursor}, nil

@@ -14,13 +14,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/duck"
 	"github.com/weirhq/weir/routes"
-	_ "github.com/weirhq/weir/routes/iceberg"  // iceberg:// destinations
-	_ "github.com/weirhq/weir/routes/mysql"    // Rows of a MySQL source
-	_ "github.com/weirhq/weir/routes/objstore" // file:// destinations
+	wice "github.com/weirhq/weir/routes/iceberg" // iceberg:// destinations
+	_ "github.com/weirhq/weir/routes/mysql"      // Rows of a MySQL source
+	_ "github.com/weirhq/weir/routes/objstore"   // file:// destinations
 	_ "github.com/weirhq/weir/routes/postgres"
 )
 
@@ -258,4 +259,43 @@ func readAll(t testing.TB, ctx context.Context, src routes.Source, info *routes.
 		}
 	}
 	return recs
+}
+
+// CopyFrom loads src's table into d's table dest with weir's replace: the
+// way a test makes a table in d that no SQL can create there (an Iceberg
+// table of the user's, made by another load).
+func (d *DB) CopyFrom(t testing.TB, ctx context.Context, src *DB, table, dest string) {
+	t.Helper()
+	s, err := routes.OpenSource(ctx, src.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dst, err := routes.OpenDestination(ctx, d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	spec := routes.CopySpec{Table: src.Ref(table), DestTable: d.Ref(dest), Mode: routes.ModeReplace, RunID: routes.NewRunID()}
+	if _, err := routes.Copy(ctx, s, dst, spec); err != nil {
+		t.Fatalf("copy %s into %s: %v", table, dest, err)
+	}
+}
+
+// DropTable drops one table of the test's schema (an Iceberg table through
+// its catalog, since no SQL runs there).
+func (d *DB) DropTable(t testing.TB, ctx context.Context, name string) {
+	t.Helper()
+	if d.Kind != "iceberg" {
+		d.Exec(t, ctx, "DROP TABLE "+d.Table(name))
+		return
+	}
+	dst, err := routes.OpenDestination(ctx, d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if err := dst.(*wice.Endpoint).Catalog().DropTable(ctx, table.Identifier{d.Schema, name}); err != nil {
+		t.Fatalf("drop iceberg table %s: %v", name, err)
+	}
 }

@@ -65,6 +65,12 @@ func TestRun_KilledInApply(t *testing.T) {
 				t.Errorf("re-run = %+v, want the whole window again (1 truncate)", res)
 			}
 			e.assertEqual("re-run after the kill")
+			if kind == "clickhouse" { // the dead run's input table went with its other leftovers
+				q := "SELECT toString(count()) FROM system.tables WHERE database = '" + e.ddb.Schema + "' AND startsWith(name, '_weir_cdcin_')"
+				if n := e.ddb.Query(t, e.ctx, q); n != "0" {
+					t.Errorf("%s input tables left after the re-run, want 0", n)
+				}
+			}
 		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
@@ -102,27 +101,4 @@ func identList(names []string) string {
 		q[i] = quoteIdent(n)
 	}
 	return strings.Join(q, ", ")
-}
-
-// checkArrays refuses an array column for a destination other than
-// PostgreSQL: pgoutput sends an array as PostgreSQL's text ({1,NULL,-3}),
-// which only PostgreSQL reads as the bootstrap's list; MySQL, ClickHouse
-// and Iceberg failed the first captured change of the row, after the
-// bootstrap had copied the table.
-func checkArrays(ref routes.TableRef, info *routes.TableInfo, destURL string) error {
-	u, err := routes.ParseURL(destURL)
-	if err != nil {
-		return err
-	}
-	if u.Scheme() == "postgres" || u.Scheme() == "postgresql" {
-		return nil
-	}
-	for _, c := range info.Columns {
-		if _, ok := c.Type.(arrow.ListLikeType); ok {
-			return &routes.ProbeError{Table: ref.String(), Column: c.Name,
-				Problem: fmt.Sprintf("log_based into %s cannot apply a captured array (the WAL carries PostgreSQL's array text, not the bootstrap's list)", u.Scheme()),
-				Hint:    "copy the table by replace or append, or replicate it into PostgreSQL"}
-		}
-	}
-	return nil
 }

@@ -51,6 +51,21 @@ func (t *table) value(i int, text string) (v any, ok bool, err error) {
 	return nil, false, nil
 }
 
+// textOnly refuses a column whose changes value carries only as
+// PostgreSQL's text output of a type no other destination parses: an
+// array ('{1,2}', '{"a b",NULL}'), which the bulk route writes as a list
+// (JSON in MySQL/MariaDB, Array in ClickHouse) and a change cannot.
+// destScheme is the destination's URL scheme; a postgres one takes the
+// text as it is.
+func textOnly(table routes.TableRef, c routes.Column, destScheme string) error {
+	if _, list := c.Type.(arrow.ListLikeType); !list || destScheme == "postgres" || destScheme == "postgresql" {
+		return nil
+	}
+	return &routes.ProbeError{Table: table.String(), Column: c.Name,
+		Problem: "a PostgreSQL array: log_based carries its changes as PostgreSQL's array text, which only a postgres destination takes (" + destScheme + " does not)",
+		Hint:    "capture the table into a postgres destination, copy it with --mode replace, append or merge (they carry arrays), or capture a view without the column"}
+}
+
 // parseTimestamp reads PostgreSQL's ISO output: "2006-01-02 15:04:05.999999"
 // plus, for timestamptz, an offset of hours or hours:minutes.
 func parseTimestamp(text string, zoned bool) (time.Time, bool) {

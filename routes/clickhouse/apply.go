@@ -45,7 +45,7 @@ func (e *Endpoint) BeginApply(ctx context.Context, tables []*cdc.Table) (cdc.Tx,
 func (e *Endpoint) beginApply(ctx context.Context, tables []*cdc.Table) (*cdcTx, error) {
 	x := newTx(e, false)
 	for _, t := range tables {
-		if err := e.EnsureReplica(ctx, t); err != nil {
+		if err := e.EnsureReplica(ctx, t, nil); err != nil {
 			x.Rollback()
 			return nil, err
 		}
@@ -67,8 +67,10 @@ func (e *Endpoint) ApplyWindow(ctx context.Context, w *cdc.Window, states map[ro
 
 // EnsureReplica creates t's replica when it is missing (cdc.Bootstrap
 // calls it before the bulk copy, whose replace then keeps this shape; see
-// Prepare) and refuses an existing table that is not one.
-func (e *Endpoint) EnsureReplica(ctx context.Context, t *cdc.Table) error {
+// Prepare) and refuses an existing table that is not one, or, with a
+// claim (cdc.ReplicaEnsurer), any existing table: a replica-shaped table
+// without weir's state row is the user's too.
+func (e *Endpoint) EnsureReplica(ctx context.Context, t *cdc.Table, claim *routes.State) error {
 	dest := e.ref(t.Dest)
 	if t.Info != nil {
 		for _, c := range t.Info.Columns {
@@ -85,18 +87,29 @@ func (e *Endpoint) EnsureReplica(ctx context.Context, t *cdc.Table) error {
 	if err := e.ensureStateTable(ctx, dest.Schema); err != nil {
 		return err
 	}
-	ok, err := e.isReplica(ctx, dest)
-	if err != nil || ok {
+	exists, err := e.tableExists(ctx, dest)
+	if err != nil {
 		return err
 	}
-	if exists, err := e.tableExists(ctx, dest); err != nil {
-		return err
-	} else if exists {
+	if exists && claim != nil {
+		return routes.Occupied(dest, "the log_based replica of "+t.Source.String())
+	}
+	if exists {
+		ok, err := e.isReplica(ctx, dest)
+		if err != nil || ok {
+			return err
+		}
 		return &routes.ProbeError{Table: dest.String(), Problem: "the table is not a weir replica (ReplacingMergeTree(_weir_version) with _weir_deleted)",
 			Hint: "drop it, or pick another destination table, for the log_based bootstrap to create it"}
 	}
 	if t.Info == nil {
 		return fmt.Errorf("replica %s: no source probe to create it from", dest)
+	}
+	if claim != nil {
+		r := stateRecord{dest: dest.Name, source: claim.SourceID, runID: claim.RunID, status: statusCommitted, mode: string(routes.ModeLogBased)}
+		if err := e.writeState(ctx, dest.Schema, r); err != nil {
+			return fmt.Errorf("replica %s: %w", dest, err)
+		}
 	}
 	defs, keys := e.columnDefs(t, false)
 	defs = append(defs, quoteIdent(ColVersion)+" UInt64 DEFAULT 0", quoteIdent(ColDeleted)+" UInt8 DEFAULT 0")
@@ -176,7 +189,7 @@ func (x *cdcTx) open(ctx context.Context, t *cdc.Table, mode routes.Mode) error 
 	if err != nil {
 		return err
 	}
-	c := &cdcTable{t: t, dest: dest, st: s.(*stage), in: routes.TableRef{Schema: dest.Schema, Name: weirName(inputPrefix, dest.Name, "")}}
+	c := &cdcTable{t: t, dest: dest, st: s.(*stage)}
 	x.tables[dest] = c
 	if c.types, err = e.typesOf(ctx, dest, t.Columns); err != nil {
 		return err
@@ -198,7 +211,12 @@ func (x *cdcTx) open(ctx context.Context, t *cdc.Table, mode routes.Mode) error 
 		return err
 	}
 	c.names = inputNames(t, extra)
-	return e.createInput(ctx, c.in, c.names)
+	in := routes.TableRef{Schema: dest.Schema, Name: weirName(inputPrefix, dest.Name, x.runID)}
+	if err := e.createInput(ctx, in, c.names); err != nil {
+		return err
+	}
+	c.in = in // only now this run's to drop
+	return nil
 }
 
 // typesOf returns the column types of cols in t.
@@ -345,7 +363,7 @@ func (x *cdcTx) Commit(ctx context.Context, states map[routes.TableRef]routes.St
 		if err := c.st.Commit(ctx, byDest[d]); err != nil {
 			return fmt.Errorf("commit %s: %w", d, err)
 		}
-		x.e.dropTable(ctx, c.in)
+		x.e.dropInput(ctx, c)
 		if err := routes.Checkpoint("apply-after-table-commit"); err != nil {
 			return err // tests: a crash between two tables' commits
 		}
@@ -395,7 +413,14 @@ func (x *cdcTx) Rollback() {
 		if c.st != nil {
 			c.st.Abort(ctx)
 		}
-		x.e.dropTable(ctx, c.in)
+		x.e.dropInput(ctx, c)
+	}
+}
+
+// dropInput drops c's input table when this run created it.
+func (e *Endpoint) dropInput(ctx context.Context, c *cdcTable) {
+	if c.in.Name != "" {
+		e.dropTable(ctx, c.in)
 	}
 }
 

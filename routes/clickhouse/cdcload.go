@@ -55,17 +55,20 @@ func inputNames(t *cdc.Table, extra []string) []string {
 	return append(names, extra...)
 }
 
-// createInput (re)creates a table's input table; the caller holds the
-// destination's lease, so the fixed name is this run's.
+// createInput creates a run's input table, _weir_cdcin_<table>_<run>: a
+// table already of that name is not this run's (the user's) and is
+// refused, never dropped. A dead run's is dropped with its other
+// leftovers, by its run id (stage.dropLeftovers).
 func (e *Endpoint) createInput(ctx context.Context, in routes.TableRef, names []string) error {
 	defs := make([]string, len(names))
 	for i, n := range names {
 		defs[i] = quoteIdent(n) + " Nullable(String)"
 	}
-	if err := e.dropTable(ctx, in); err != nil {
-		return err
+	err := e.conn.exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s) ENGINE = Memory", ident(in), strings.Join(defs, ", ")))
+	if errorCode(err) == codeTableAlreadyExists {
+		return routes.Occupied(in, "the input table of a log_based run")
 	}
-	return e.conn.exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s) ENGINE = Memory", ident(in), strings.Join(defs, ", ")))
+	return err
 }
 
 // loadInput empties the input table and loads rows into it, as one Arrow

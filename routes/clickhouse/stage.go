@@ -130,10 +130,10 @@ func (st *stage) setup(ctx context.Context, dead *holder) error {
 	return err
 }
 
-// dropLeftovers drops what a dead run left: its staging table and the old
-// table of a swap it did not finish.
+// dropLeftovers drops what a dead run left: its staging table, the old
+// table of a swap it did not finish and a log_based run's input table.
 func (st *stage) dropLeftovers(ctx context.Context, dead holder) error {
-	for _, name := range []string{dead.stage, weirName(oldPrefix, st.dest.Name, dead.runID)} {
+	for _, name := range []string{dead.stage, weirName(oldPrefix, st.dest.Name, dead.runID), weirName(inputPrefix, st.dest.Name, dead.runID)} {
 		if name == "" || !strings.HasPrefix(name, "_weir_") {
 			continue
 		}
