@@ -194,3 +194,85 @@ func TestAttackS15_MaxBatchReadsWhatIsSettled(t *testing.T) {
 		t.Errorf("after the plan: copy_mb holds %d rows, %d distinct, max %d; want 12000 each", n, d, top)
 	}
 }
+
+// TestAttackS15_ReplanAfterAbandon: two plans on one table end to end. Plan
+// A (4 buckets) is abandoned after a worker, SIGKILLed before its first
+// chunk commit, committed its take-over (bucket 0's state row, plan A's);
+// a weir once copies the window; plan B (3 buckets) starts after it with
+// plan A's bucket row still in the state table. weir status shows B's
+// buckets from B's own start, not from A's row; workers finish B while a
+// model reads the table again and again, each run's copy holding ids
+// 1…max once; at the end the sink and the copy hold every id once.
+func TestAttackS15_ReplanAfterAbandon(t *testing.T) {
+	f := newBackfillFixtureInto(t, 100, "pg")
+	appendYAML(t, f, fmt.Sprintf("  copy:\n    model: {source: \"pg:%s\", sink: \"pg:%s\", mode: append, sql: \"SELECT id, n FROM input\"}\n",
+		f.pg.Ref("out"), f.pg.Ref("copy")))
+	claims := f.stores["postgres"]
+	ctx := routestest.Context(t, 3*time.Minute)
+	if code, out := runCmd(t, "once", "--task", "ev", "-f", f.dagf); code != ExitOK {
+		t.Fatalf("once: exit %d: %s", code, out)
+	}
+	f.pg.Exec(t, ctx, fmt.Sprintf("INSERT INTO %s SELECT g, 'r', g %% 97 FROM generate_series(101, 4000) g", f.pg.Ref("ev")))
+	if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "4", "--claims", claims, "-f", f.dagf); code != ExitOK {
+		t.Fatalf("backfill A: exit %d: %s", code, out)
+	}
+	w := startChild(t, []string{routes.CheckpointEnv + "=before-commit"}, "worker", "--task", "ev", "--claims", claims, "-f", f.dagf, "--lease", "2s")
+	select {
+	case <-w.paused:
+	case <-w.done:
+		t.Fatalf("the worker ended before a chunk commit: exit %d\n%s", w.exitCode(), w.log())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the worker never reached a chunk commit:\n%s", w.log())
+	}
+	w.cmd.Process.Signal(syscall.SIGKILL)
+	w.exitCode()
+	if code, out := runCmd(t, "backfill", "--task", "ev", "--abandon", "--claims", claims, "-f", f.dagf); code != ExitOK || !strings.Contains(out, `"abandoned":true`) {
+		t.Fatalf("abandon A: exit %d: %s", code, out)
+	}
+	if code, out := runCmd(t, "once", "--task", "ev", "-f", f.dagf); code != ExitOK {
+		t.Fatalf("once after the abandon: exit %d: %s", code, out)
+	}
+	var left int
+	if err := f.pg.Pool.QueryRow(ctx, "SELECT count(*) FROM "+f.pg.Ref("_weir_state")+" WHERE source LIKE '%#bucket/%'").Scan(&left); err != nil || left == 0 {
+		t.Fatalf("plan A left %d bucket rows (%v); the case needs its take-over's row", left, err)
+	}
+	f.pg.Exec(t, ctx, fmt.Sprintf("INSERT INTO %s SELECT g, 'r', g %% 97 FROM generate_series(4001, 8000) g", f.pg.Ref("ev")))
+	if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "3", "--claims", claims, "-f", f.dagf); code != ExitOK {
+		t.Fatalf("backfill B: exit %d: %s", code, out)
+	}
+	if bs := backfillStatus(t, f.dagf, claims); bs == nil || len(bs.Buckets) != 3 || bs.Buckets[0].After != "4000" || bs.Buckets[0].Progress != "4000" || bs.Buckets[2].Until != "8000" {
+		t.Fatalf("weir status --claims for plan B: %+v; want 3 buckets from 4000 to 8000, bucket 0 at 4000", bs)
+	}
+	model := func() {
+		t.Helper()
+		if code, out := runCmd(t, "once", "--task", "copy", "-f", f.dagf); code != ExitOK && code != ExitTempFail {
+			t.Fatalf("weir once --task copy: exit %d: %s", code, out)
+		}
+		if n, d, top := copyCheck(t, f, "copy"); n != d || n != top {
+			t.Fatalf("copy holds %d rows, %d distinct, max %d; want ids 1…max once", n, d, top)
+		}
+	}
+	var ws []*child
+	for range 2 {
+		ws = append(ws, startChild(t, nil, "worker", "--task", "ev", "--claims", claims, "-f", f.dagf, "--lease", "2s", "--chunk-keys", "300", "--wait"))
+	}
+	for _, w := range ws {
+		for running := true; running; {
+			model()
+			select {
+			case <-w.done:
+				running = false
+			default:
+			}
+		}
+		if code := w.exitCode(); code != ExitOK {
+			t.Fatalf("a worker of plan B exited %d:\n%s", code, w.log())
+		}
+	}
+	model()
+	f.rows = 8000
+	f.check(t, "8000")
+	if n, d, top := copyCheck(t, f, "copy"); n != 8000 || d != 8000 || top != 8000 {
+		t.Errorf("copy after plan B: %d rows, %d distinct, max %d; want 8000 each", n, d, top)
+	}
+}
