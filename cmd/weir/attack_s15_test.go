@@ -125,6 +125,9 @@ func TestAttackS15_ModelMaxBatchDuringPlan(t *testing.T) {
 			model(false)
 			model(false) // max_batch_rows may leave the rest of the head to a second run
 			t.Logf("%s: worker 0 SIGKILLed at %s; %d model runs, %d of them merged part of the backlog", sink, killAt, runs, mid)
+			if mid == 0 {
+				t.Errorf("no model run while the workers ran merged part of the backlog: the test interleaved nothing")
+			}
 			f.check(t, strconv.Itoa(rows))
 			if n, d, top := copyCheck(t, f, "copy_mb"); n != rows || d != rows || top != rows {
 				t.Errorf("copy_mb after the plan: %d rows, %d distinct, max %d; want %d each", n, d, top, rows)
