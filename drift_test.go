@@ -238,6 +238,12 @@ func TestDrift_LossyCastRefusedIntoPostgres(t *testing.T) {
 		{"date into timestamp", "timestamp", "date", "'2024-02-29'", false, "2024-02-29 00:00:00"},
 		{"anything into text", "text", "double precision", "0.30000000000000004", false, "0.30000000000000004"},
 		{"timestamp precision grows", "timestamp(3)", "timestamp(6)", "'2024-01-01 10:30:00.123456'", false, "2024-01-01 10:30:00.123456"},
+		// character(n) drops a string's trailing spaces (attack s15: 'a  '
+		// landed as 'a', exit 0), as MySQL's char(n) does
+		{"text into character", "character(5)", "text", "'a  '", true, ""},
+		{"varchar into character", "character(5)", "varchar(3)", "'a  '", true, ""},
+		{"character into wider character", "character(5)", "character(3)", "'ab'", false, "ab"},
+		{"character into varchar", "varchar(5)", "character(3)", "'ab'", false, "ab"},
 	}
 	kinds := []string{"postgres"}
 	for _, kind := range kinds {

@@ -161,7 +161,7 @@ type Batch struct {
 	Paging bool
 	Page   string
 	// Cut: PollOptions.Settled stopped the batch below the head, at To
-	// (the rest waits for a later batch).
+	// (the rest waits for a later batch); not when MaxRows ended it first.
 	Cut bool
 }
 
@@ -255,6 +255,9 @@ func (c *Consumer) Poll(ctx context.Context, opts PollOptions) (*Batch, error) {
 		if b.To, err = c.bound(ctx, head, opts.MaxRows); err != nil {
 			return nil, err
 		}
+		// a batch MaxRows ended below the settled offset was not stopped
+		// by it: the next batch reads on towards it
+		b.Cut = b.Cut && b.To == head
 	}
 	b.Stream, err = c.open(ctx, b.From, b.To, nil)
 	return b, err

@@ -259,13 +259,19 @@ func (l *layout) keyOf(row []any) []any {
 	return key
 }
 
+// gap is what a statement may have around its words: spaces and comments
+// (a client's leading comment is logged with the statement).
+const gap = `(?:\s+|/\*.*?\*/|--[^\n]*(?:\n|$)|#[^\n]*(?:\n|$))*`
+
 var (
-	truncateRE = regexp.MustCompile(`(?is)^\s*truncate\s+(?:table\s+)?([^\s;]+)\s*;?\s*$`)
-	ddlRE      = regexp.MustCompile(`(?is)^\s*(?:alter|drop|rename)\s+table\s+(?:if\s+exists\s+)?([^\s;,(]+)`)
+	truncateRE = regexp.MustCompile(`(?is)^` + gap + `truncate\s+(?:table\s+)?([^\s;]+)` + gap + `;?` + gap + `$`)
+	// every statement that changes or replaces a table's schema: MariaDB's
+	// ALTER ONLINE / IGNORE and CREATE OR REPLACE included
+	ddlRE = regexp.MustCompile(`(?is)^` + gap + `(?:alter(?:\s+online)?(?:\s+ignore)?|drop|rename|create\s+or\s+replace)\s+table\s+(?:if\s+(?:not\s+)?exists\s+)?([^\s;,(]+)`)
 )
 
-// query folds a TRUNCATE of a captured table; an ALTER, DROP or RENAME of
-// one stops the run (schema changes are not followed).
+// query folds a TRUNCATE of a captured table; an ALTER, DROP, RENAME or
+// CREATE OR REPLACE of one stops the run (schema changes are not followed).
 func (d *decoder) query(e *replication.QueryEvent, c cdc.Change, w *cdc.Window, at Position) error {
 	q := string(e.Query)
 	if m := truncateRE.FindStringSubmatch(q); m != nil {

@@ -71,3 +71,67 @@ func TestBootstrap_UserTableRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestBootstrap_OtherSourcesReplicaRefused: a destination table that is
+// weir's replica of another source table (its _weir_state row is that
+// source's) is not this source's to replace: a second pair into the same
+// table is refused before a row moves, the first replica's rows kept; and
+// after a weir reset of the first pair (which keeps its row) still refused.
+func TestBootstrap_OtherSourcesReplicaRefused(t *testing.T) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, "mysql"), cdctest.Open(t, ctx, "postgres")
+	for _, n := range []string{"ta", "tb"} {
+		src.Exec(t, ctx, "CREATE TABLE "+src.Table(n)+" (id INT PRIMARY KEY, v VARCHAR(20))")
+		src.Exec(t, ctx, "INSERT INTO "+src.Table(n)+" VALUES (1, '"+n+"')")
+	}
+	a := Config{SourceURL: src.URL, DestURL: dst.URL, Tables: []Pair{{Source: src.Ref("ta"), Dest: dst.Ref("tr")}}}
+	b := Config{SourceURL: src.URL, DestURL: dst.URL, Tables: []Pair{{Source: src.Ref("tb"), Dest: dst.Ref("tr")}}}
+	if _, err := Run(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"after a's bootstrap", "after a's reset"} {
+		if step == "after a's reset" {
+			if err := Drop(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Run(ctx, b)
+		if !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), "tr") {
+			t.Errorf("%s: b's bootstrap into a's replica = %v; want bad input naming tr", step, err)
+		}
+		if got := dst.Query(t, ctx, "SELECT string_agg(v, ',') FROM "+dst.Table("tr")); got != "ta" {
+			t.Errorf("%s: the replica holds %q, want a's row ta", step, got)
+		}
+	}
+}
+
+// TestBootstrap_StateTableNameRefused: a pair whose destination table is
+// named like weir's state table is refused before anything is created,
+// and a pair into another table of that database then runs (its state
+// row lands in weir's own _weir_state).
+func TestBootstrap_StateTableNameRefused(t *testing.T) {
+	for _, kind := range []string{"postgres", "mysql", "clickhouse"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := routestest.Context(t, 2*time.Minute)
+			src, dst := cdctest.Open(t, ctx, "mysql"), cdctest.Open(t, ctx, kind)
+			src.Exec(t, ctx, "CREATE TABLE "+src.Table("ts")+" (id INT PRIMARY KEY, v VARCHAR(20))")
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("ts")+" VALUES (1, 'a')")
+			bad := Config{SourceURL: src.URL, DestURL: dst.URL, Tables: []Pair{{Source: src.Ref("ts"), Dest: dst.Ref(routes.StateTableName)}}}
+			if _, err := Run(ctx, bad); !errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), routes.StateTableName) {
+				t.Errorf("a pair into %s: run = %v; want bad input naming it", routes.StateTableName, err)
+			}
+			good := Config{SourceURL: src.URL, DestURL: dst.URL, Tables: []Pair{{Source: src.Ref("ts"), Dest: dst.Ref("ts")}}}
+			if _, err := Run(ctx, good); err != nil {
+				t.Fatalf("a pair into ts after the refusal: %v", err)
+			}
+			src.Exec(t, ctx, "INSERT INTO "+src.Table("ts")+" VALUES (2, 'b')")
+			if _, err := Run(ctx, good); err != nil {
+				t.Fatalf("the second run into ts: %v", err)
+			}
+			h := func(d *cdctest.DB) string { return d.Hash(t, ctx, "ts", []string{"id", "v"}, "id") }
+			if s, d := h(src), h(dst); s != d {
+				t.Errorf("the replica is %s, the source %s", d, s)
+			}
+		})
+	}
+}

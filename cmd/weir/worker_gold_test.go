@@ -48,7 +48,7 @@ func TestWorker_Gold(t *testing.T) {
 func workerGold(t *testing.T, sink, task, store string, rows int64) {
 	f := newBackfillFixtureInto(t, rows, sink)
 	f.gold = task // the task's table has its name
-	claims := f.stores[store]
+	claims := f.store(t, store)
 	if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "8", "--claims", claims, "-f", f.dagf); code != ExitOK {
 		t.Fatalf("backfill: exit %d: %s", code, out)
 	}

@@ -103,9 +103,19 @@ tasks:
 	}
 	return &backfillFixture{pg: pg, dagf: dagf, rows: rows, sink: sink, lake: lake, stores: map[string]string{
 		"postgres": pg.URL() + sep + "schema=" + pg.Schema,
-		"etcd":     claimstest.EtcdURL(t),
 		"sqlite":   "sqlite://" + filepath.Join(dir, "claims.db"),
 	}}
+}
+
+// store is the URL of claim store name: postgres and sqlite from
+// f.stores, etcd a prefix of its own in the test etcd (opened here, so a
+// test of the SQL stores does not need etcd).
+func (f *backfillFixture) store(t *testing.T, name string) string {
+	t.Helper()
+	if name == "etcd" {
+		return claimstest.EtcdURL(t)
+	}
+	return f.stores[name]
 }
 
 // check asserts the sink holds every source row exactly once (count, sum
@@ -186,7 +196,7 @@ func workerProcesses(t *testing.T, sink, store string, rows int64) {
 	{
 		{
 			f := newBackfillFixtureInto(t, rows, sink)
-			claims := f.stores[store]
+			claims := f.store(t, store)
 			if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "8", "--claims", claims, "-f", f.dagf); code != ExitOK {
 				t.Fatalf("backfill: exit %d: %s", code, out)
 			}
@@ -281,7 +291,7 @@ func TestWorker_AddedMidRun(t *testing.T) {
 func workerAddedMidRun(t *testing.T, sink, store string) {
 	const rows = 80_000
 	f := newBackfillFixtureInto(t, rows, sink)
-	claims := f.stores[store]
+	claims := f.store(t, store)
 	if code, out := runCmd(t, "backfill", "--task", "ev", "--shards", "8", "--claims", claims, "-f", f.dagf); code != ExitOK {
 		t.Fatalf("backfill: exit %d: %s", code, out)
 	}

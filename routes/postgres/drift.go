@@ -242,6 +242,10 @@ func pgColumnType(typ string) routes.ColumnType {
 	case spec.kind == kindInterval:
 		base, _, _ := strings.Cut(strings.ToLower(typ), "(")
 		return routes.ColumnType{Kind: routes.KindInterval, Digits: digits, Fields: strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(base), "interval"))}
+	case spec.kind == kindBpchar && len(spec.mods) == 1:
+		// character(n) pads to n and drops trailing spaces when read: a
+		// fixed width, trimmed like MySQL's char(n)
+		return routes.ColumnType{Kind: routes.KindText, Width: spec.mods[0], Trimmed: true}
 	case typ == "money": // two decimals (lc_monetary's, as C's): 1.2345 is stored as $1.23
 		return routes.ColumnType{Kind: routes.KindDecimal, Precision: 19, Scale: 2}
 	case (spec.kind == kindVarchar || spec.kind == kindBpchar) && len(spec.mods) == 1:

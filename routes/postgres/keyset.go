@@ -89,7 +89,9 @@ func rowCompare(names []string, op string, vals []string) string {
 func descList(names []string) string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = n + " DESC"
+		// p.: the page's column, not the ::text output column of that
+		// name, which would order the keys as text (999 above 4000)
+		out[i] = "p." + n + " DESC"
 	}
 	return strings.Join(out, ", ")
 }

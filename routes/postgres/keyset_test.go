@@ -63,6 +63,18 @@ UPDATE %[1]s.k SET ts = NULL, lt = NULL WHERE id = 9223372036854775803`, f.Schem
 			}
 		})
 	}
+	// keys of several digit counts, negative ones too: a page's last key
+	// is its largest by value, not by text (the outer ORDER BY took the
+	// ::text output column: keys 1…4000 ended their page at 999, keys
+	// -120…-1 paged one key at a time; attack s15)
+	f.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %[1]s.w (id int8 PRIMARY KEY, v text); INSERT INTO %[1]s.w SELECT g, 'w' || g FROM generate_series(-120, 1000) g WHERE g <> 0", f.Schema))
+	winfo, err := ep.Probe(ctx, routes.TableRef{Schema: f.Schema, Name: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, lasts := walkPages(t, ctx, ep, ks, winfo, []string{"id"}, 250); len(got) != 1120 || !slices.Equal(lasts, []string{"[130]", "[380]", "[630]", "[880]", "[1000]"}) {
+		t.Errorf("ids -120…1000 by pages of 250: %d rows in pages ending %v; want 1120 in pages ending [130] [380] [630] [880] [1000]", len(got), lasts)
+	}
 	_, _, _, err = ks.KeysetPage(ctx, info, []string{"nope"}, nil, 10)
 	if pe := (*routes.ProbeError)(nil); !errors.As(err, &pe) || pe.Column != "nope" {
 		t.Errorf("missing key column: %v, want a probe error naming it", err)
