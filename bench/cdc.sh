@@ -13,6 +13,7 @@
 #     mixed   40 % inserts, 40 % updates, 20 % deletes (the older figures)
 #   WEIR_BIN=bench/.bin/weir.base  times that binary (a before/after pair in one session)
 #   PROFILE=1  writes weir's CPU profile of each timed run to bench/.bin/<case>.pprof
+#   BENCH_DB=weir_bench_cdc  the schema/database names, so that two worktrees can bench at once
 # Per case: the drain run's wall time, changes/s, CPU seconds (user + system)
 # and changes per CPU-second, and weir's peak RSS (total and its own anonymous
 # memory); then the destination's count and sum(c1) are checked against the
@@ -27,7 +28,7 @@ CHURL=${CHURL:-clickhouse://default@127.0.0.1:19000/default}
 CHARGS=(--host 127.0.0.1 --port "${CHPORT:-19000}")
 export PGOPTIONS="-c client_min_messages=warning"
 N=${1:-1000000}
-DB=weir_bench_cdc
+DB=${BENCH_DB:-weir_bench_cdc}
 LAKE=$PWD/$BIN/cdc_lake
 SLOTS=$BIN/cdc_slots # the slots (and publications: same name) this bench made
 # WEIR_BIN=path runs that binary instead of building one (before/after).
