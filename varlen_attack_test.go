@@ -1,0 +1,121 @@
+package weir_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirhq/weir"
+	"github.com/weirhq/weir/cdc/cdctest"
+	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/routestest"
+)
+
+// varlenCase is one append into a user's destination table of one
+// column v: either the value lands exact (want is the destination's
+// value as hexSQL reads it: "x" and its hex, or "null") or the run fails and the destination
+// keeps its one row.
+type varlenCase struct {
+	name             string
+	src, dst         string // kinds
+	srcType, dstType string
+	value            string // SQL literal in the source's dialect
+	want             string // the value's hex in the destination, "" for a refusal
+	badInput         bool   // a refusal must be bad input naming the column
+	dstSetup         string // run on the destination first; {schema} is its schema (dstType may name it too)
+}
+
+// hexSQL reads row 1's v as "x" and its hex ("null" for NULL, "" for no row).
+func hexSQL(d *cdctest.DB) string {
+	switch d.Kind {
+	case "mysql":
+		return "SELECT COALESCE((SELECT COALESCE(CONCAT('x', HEX(v)), 'null') FROM " + d.Table("t") + " WHERE id = 1), '')"
+	case "clickhouse":
+		return "SELECT concat('x', hex(v)) FROM " + d.Table("t") + " WHERE id = 1"
+	}
+	return "SELECT COALESCE((SELECT COALESCE('x' || encode(convert_to(v::text, 'UTF8'), 'hex'), 'null') FROM " + d.Table("t") + " WHERE id = 1), '')"
+}
+
+func runVarlen(t *testing.T, c varlenCase) {
+	ctx := routestest.Context(t, 2*time.Minute)
+	src, dst := cdctest.Open(t, ctx, c.src), cdctest.Open(t, ctx, c.dst)
+	if c.src == "clickhouse" {
+		src.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id Int64, v %s) ENGINE = MergeTree ORDER BY id", src.Table("t"), c.srcType))
+	} else {
+		src.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id bigint PRIMARY KEY, v %s)", src.Table("t"), c.srcType))
+	}
+	src.Exec(t, ctx, fmt.Sprintf("INSERT INTO %s VALUES (1, %s)", src.Table("t"), c.value))
+	if c.dstSetup != "" {
+		dst.Exec(t, ctx, strings.ReplaceAll(c.dstSetup, "{schema}", dst.Schema))
+	}
+	dst.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id bigint PRIMARY KEY, v %s)", dst.Table("t"), strings.ReplaceAll(c.dstType, "{schema}", dst.Schema)))
+	dst.Exec(t, ctx, "INSERT INTO "+dst.Table("t")+" VALUES (0, NULL)")
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeAppend, Cursor: "id"}
+	_, err := weir.Transfer(ctx, src.URL, dst.URL, opts)
+	got := dst.Query(t, ctx, hexSQL(dst))
+	if c.want != "" {
+		if err != nil {
+			t.Fatalf("refused a value that fits: %v", err)
+		}
+		if !strings.EqualFold(got, c.want) {
+			t.Fatalf("destination v = %s, want %s (exit 0 with different data)", got, c.want)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("exit 0; destination v = %.40s… (%d hex digits): the value was changed on the way in", got, len(got)-1)
+	}
+	t.Log(err)
+	if c.badInput && (!errors.Is(err, routes.ErrBadInput) || !strings.Contains(err.Error(), dst.Schema+".t.v")) {
+		t.Fatalf("err = %v, want bad input naming %s.t.v", err, dst.Schema)
+	}
+	if n := dst.Query(t, ctx, "SELECT COUNT(*) FROM "+dst.Table("t")); n != "1" || got != "" {
+		t.Fatalf("the refused run changed the destination: %s rows, row 1 %q", n, got)
+	}
+}
+
+// TestVarlenAttack_Routes: the length check on other routes into
+// PostgreSQL and MariaDB, and the values at its edges (NULL, empty,
+// 4-byte characters), which must land exact when they fit.
+func TestVarlenAttack_Routes(t *testing.T) {
+	for _, c := range []varlenCase{
+		{name: "mysql to pg spaces", src: "mysql", dst: "postgres", srcType: "text", dstType: "varchar(3)", value: "'xyz '", badInput: true},
+		{name: "mysql varchar(10) to pg varchar(3)", src: "mysql", dst: "postgres", srcType: "varchar(10)", dstType: "varchar(3)", value: "'xyz  '", badInput: true},
+		{name: "clickhouse to pg spaces", src: "clickhouse", dst: "postgres", srcType: "String", dstType: "varchar(3)", value: "'xyz '", badInput: true},
+		{name: "clickhouse to mysql spaces", src: "clickhouse", dst: "mysql", srcType: "String", dstType: "varchar(3)", value: "'xyz '", badInput: true},
+		{name: "clickhouse FixedString to pg", src: "clickhouse", dst: "postgres", srcType: "FixedString(5)", dstType: "varchar(3)", value: "'xyz  '", badInput: true},
+		{name: "pg null", src: "postgres", dst: "postgres", srcType: "text", dstType: "varchar(3)", value: "NULL", want: "null"},
+		{name: "pg empty", src: "postgres", dst: "postgres", srcType: "text", dstType: "varchar(3)", value: "''", want: "x"},
+		{name: "mysql null", src: "postgres", dst: "mysql", srcType: "text", dstType: "varchar(3)", value: "NULL", want: "null"},
+		{name: "pg emoji fits", src: "postgres", dst: "postgres", srcType: "text", dstType: "varchar(2)", value: "'😀😀'", want: "xf09f9880f09f9880"},
+		{name: "pg emoji spaces", src: "postgres", dst: "postgres", srcType: "text", dstType: "varchar(2)", value: "'😀😀 '", badInput: true},
+		{name: "mysql utf8mb4 emoji fits", src: "postgres", dst: "mysql", srcType: "text", dstType: "varchar(2) CHARACTER SET utf8mb4", value: "'😀😀'", want: "xF09F9880F09F9880"},
+		{name: "mysql utf8mb4 emoji spaces", src: "postgres", dst: "mysql", srcType: "text", dstType: "varchar(2) CHARACTER SET utf8mb4", value: "'😀😀 '", badInput: true},
+		{name: "mysql utf8mb3 emoji", src: "postgres", dst: "mysql", srcType: "text", dstType: "varchar(3) CHARACTER SET utf8mb3", value: "'a😀'"},
+		{name: "pg char(3) spaces", src: "mysql", dst: "postgres", srcType: "text", dstType: "char(3)", value: "'ab   '", badInput: true},
+		{name: "pg char(3) fits", src: "mysql", dst: "postgres", srcType: "text", dstType: "char(3)", value: "'ab'", want: "x6162"},
+		{name: "mysql varbinary(10) widens varbinary(3)", src: "mysql", dst: "mysql", srcType: "varbinary(10)", dstType: "varbinary(3)", value: "X'78797a20'", want: "x78797A20"}, // widened
+	} {
+		t.Run(c.name, func(t *testing.T) { runVarlen(t, c) })
+	}
+}
+
+// TestVarlenAttack_Hidden: a declared length the check does not see: a
+// PostgreSQL varchar(n)[] (each element is cut as a varchar(n) is), a
+// domain over varchar(n), and MariaDB's TINYTEXT/TEXT (255/65535 bytes,
+// whose excess trailing spaces the server cuts with only a note, strict
+// mode or not). Each must be refused, not land cut.
+func TestVarlenAttack_Hidden(t *testing.T) {
+	long := "repeat('a', 250) || repeat(' ', 10)" // 260 bytes ending in spaces
+	for _, c := range []varlenCase{
+		{name: "pg varchar(3)[]", src: "postgres", dst: "postgres", srcType: "text[]", dstType: "varchar(3)[]", value: "ARRAY['xyz  ']", badInput: true},
+		{name: "pg domain over varchar(3)", src: "postgres", dst: "postgres", srcType: "text", dstType: "{schema}.d3", value: "'xyz  '", badInput: true,
+			dstSetup: "CREATE DOMAIN {schema}.d3 AS varchar(3)"},
+		{name: "mariadb tinytext from pg", src: "postgres", dst: "mysql", srcType: "text", dstType: "tinytext", value: long, badInput: true},
+		{name: "mariadb tinytext from mariadb text", src: "mysql", dst: "mysql", srcType: "text", dstType: "tinytext", value: "CONCAT(REPEAT('a', 250), REPEAT(' ', 10))", badInput: true},
+	} {
+		t.Run(c.name, func(t *testing.T) { runVarlen(t, c) })
+	}
+}
