@@ -63,10 +63,15 @@ type ColumnType struct {
 	Trimmed bool
 	// Length: KindText or KindBinary of a declared maximum length
 	// (varchar(n), char(n), varbinary(n), BigQuery's STRING(n)), in
-	// characters (bytes for KindBinary); 0 for none. Holds does not
-	// compare it: CheckLength does, value by value.
+	// characters (bytes for KindBinary, or when Bytes: MySQL's TINYTEXT
+	// and TEXT, 255 and 65535 bytes); 0 for none. Holds does not compare
+	// it: CheckLength does, value by value.
 	Length int
+	Bytes  bool
 }
+
+// inBytes: Length counts bytes.
+func (c ColumnType) inBytes() bool { return c.Bytes || c.Kind == KindBinary }
 
 // IntBits is the bits of magnitude of an integer of width bits.
 func IntBits(width int, signed bool) int {
@@ -170,7 +175,8 @@ func floatHolds(dest, src ColumnType) bool {
 // CheckLength is the declared length every value written from a src
 // column into dest must be checked against before it lands, or 0 when
 // none need be: dest declares none, or src's own is no longer (a
-// varchar(3) into a varchar(3)). A type rule cannot refuse text into a
+// varchar(3) into a varchar(3); a length in characters does not bound
+// one in bytes, a character may be 4). A type rule cannot refuse text into a
 // varchar(n), the most common user table, and the server does not refuse
 // each longer value: PostgreSQL cuts a varchar(n)'s or char(n)'s excess
 // when it is spaces ('abc ' lands as 'abc'), MySQL too with only a note,
@@ -178,7 +184,7 @@ func floatHolds(dest, src ColumnType) bool {
 // query per table, inside its commit before the final insert, and refuses
 // a longer one with TooLongError.
 func CheckLength(dest, src ColumnType) int {
-	if dest.Length == 0 || src.Kind == dest.Kind && src.Length > 0 && src.Length <= dest.Length {
+	if dest.Length == 0 || src.Kind == dest.Kind && src.inBytes() == dest.inBytes() && src.Length > 0 && src.Length <= dest.Length {
 		return 0
 	}
 	return dest.Length

@@ -297,6 +297,9 @@ func TestCheckLength(t *testing.T) {
 		{"varbinary into varbinary", varbinary(3), varbinary(3), 0},
 		{"varchar of as many characters into varbinary", varbinary(3), varchar(3), 3}, // a character may be 4 bytes
 		{"text into text", textType, textType, 0},
+		{"text into 255 bytes", ColumnType{Kind: KindText, Length: 255, Bytes: true}, textType, 255},
+		{"255 characters into 255 bytes", ColumnType{Kind: KindText, Length: 255, Bytes: true}, varchar(255), 255},
+		{"255 bytes into 255 bytes", ColumnType{Kind: KindText, Length: 255, Bytes: true}, ColumnType{Kind: KindText, Length: 255, Bytes: true}, 0},
 		{"varchar into text", textType, varchar(3), 0},
 	}
 	for _, tt := range tests {

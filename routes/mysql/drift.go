@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,7 +73,8 @@ type bound struct {
 	column, typ, src string // typ: the destination's COLUMN_TYPE; src the staged column's
 	keep             string // the destination's COLLATE and NULL, which an ALTER must keep
 	length           int
-	bytes            bool // varbinary(n): a length in bytes
+	bytes            bool   // varbinary(n), TINYTEXT, BLOB, …: a length in bytes
+	charset          string // the destination's character set, in which a text's bytes are counted
 }
 
 // checkLengths refuses, before the final insert, a staged value longer
@@ -81,7 +83,10 @@ type bound struct {
 // scan of the staging table over every bound column: CHAR_LENGTH counts
 // characters as INSERT … SELECT hands them over (a staged CHAR(m)'s
 // trailing spaces are cut on read, so not counted), LENGTH a varbinary's
-// bytes. A char(n) destination is never bound: it holds only a char(m ≤ n)
+// or a TINYTEXT's, TEXT's or BLOB's bytes (a text's in the destination's
+// character set). MariaDB's INSERT … SELECT keeps only a too-long TEXT's or
+// BLOB's length modulo 256 (65536, …), strict mode or not, with no note:
+// 260 bytes land as their first 4. A char(n) destination is never bound: it holds only a char(m ≤ n)
 // (routes.Holds).
 func (st *stage) checkLengths(ctx context.Context) error {
 	if len(st.bounds) == 0 {
@@ -91,11 +96,15 @@ func (st *stage) checkLengths(ctx context.Context) error {
 	longest := make([]int64, len(st.bounds))
 	dest := make([]any, len(st.bounds))
 	for i, b := range st.bounds {
+		v := "s." + quoteIdent(b.column)
 		f := "CHAR_LENGTH"
 		if b.bytes {
 			f = "LENGTH"
+			if b.charset != "" {
+				v = fmt.Sprintf("CONVERT(%s USING %s)", v, b.charset)
+			}
 		}
-		sel[i] = fmt.Sprintf("COALESCE(MAX(%s(s.%s)), 0)", f, quoteIdent(b.column))
+		sel[i] = fmt.Sprintf("COALESCE(MAX(%s(%s)), 0)", f, v)
 		dest[i] = &longest[i]
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s AS s", strings.Join(sel, ", "), ident(st.table))
@@ -104,12 +113,27 @@ func (st *stage) checkLengths(ctx context.Context) error {
 	}
 	for i, b := range st.bounds {
 		if n := int(longest[i]); n > b.length {
-			to := strings.Replace(b.typ, fmt.Sprintf("(%d)", b.length), fmt.Sprintf("(%d)", n), 1)
 			return routes.TooLongError(st.dest, b.column, b.typ, n, b.bytes,
-				fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s", ident(st.dest), quoteIdent(b.column), to, b.keep))
+				fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s", ident(st.dest), quoteIdent(b.column), lengthened(b.typ, b.length, n), b.keep))
 		}
 	}
 	return nil
+}
+
+// lengthened is typ, of declared length length, made to hold n: a
+// varchar(n) or varbinary(n) of n, a TINYTEXT or BLOB the next size that
+// holds n bytes.
+func lengthened(typ string, length, n int) string {
+	for _, sized := range [][]string{{"tinytext", "text", "mediumtext", "longtext"}, {"tinyblob", "blob", "mediumblob", "longblob"}} {
+		if i := slices.Index(sized, typ); i >= 0 {
+			for _, to := range sized[i+1:] {
+				if myColumnType(to).Length == 0 || n <= myColumnType(to).Length {
+					return to
+				}
+			}
+		}
+	}
+	return strings.Replace(typ, fmt.Sprintf("(%d)", length), fmt.Sprintf("(%d)", n), 1)
 }
 
 // evolveReplica widens a CDC replica to its source's columns as this run
@@ -179,7 +203,9 @@ func driftSQL(dest routes.TableRef, staged, have []myColumn) ([]string, []bound,
 		}
 		dt := myColumnType(d.typ)
 		if n := routes.CheckLength(dt, myColumnType(s.typ)); n > 0 {
-			bounds = append(bounds, bound{column: d.name, typ: d.typ, src: s.typ, keep: collate(d) + null, length: n, bytes: dt.Kind == routes.KindBinary})
+			charset, _, _ := strings.Cut(d.collation, "_")
+			bounds = append(bounds, bound{column: d.name, typ: d.typ, src: s.typ, keep: collate(d) + null, length: n,
+				bytes: dt.Kind == routes.KindBinary || dt.Bytes, charset: charset})
 		}
 	}
 	return alters, bounds, nil
@@ -234,6 +260,8 @@ func myColumnType(typ string) routes.ColumnType {
 		return routes.ColumnType{Kind: routes.KindText, Length: int(digits)}
 	case c.dataType == "varbinary":
 		return routes.ColumnType{Kind: routes.KindBinary, Length: int(digits)}
+	case myTextBytes[c.dataType] > 0: // a length in bytes (longtext's and longblob's, 4 GiB, are not checked)
+		return routes.ColumnType{Kind: myKindTypes[simpleKinds[c.dataType]].Kind, Length: myTextBytes[c.dataType], Bytes: true}
 	}
 	if k, ok := simpleKinds[c.dataType]; ok && c.dataType != "enum" && c.dataType != "set" {
 		return myKindTypes[k]
@@ -242,6 +270,7 @@ func myColumnType(typ string) routes.ColumnType {
 }
 
 var (
+	myTextBytes = map[string]int{"tinytext": 255, "text": 65535, "mediumtext": 16777215, "tinyblob": 255, "blob": 65535, "mediumblob": 16777215}
 	myIntWidth  = map[string]int{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}
 	myKindTypes = map[kind]routes.ColumnType{
 		kindFloat32: {Kind: routes.KindFloat, Bits: 32}, kindFloat64: {Kind: routes.KindFloat, Bits: 64},
