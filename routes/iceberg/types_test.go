@@ -33,7 +33,7 @@ func TestConvert_ArrowTypes(t *testing.T) {
 		{"duration", arrow.FixedWidthTypes.Duration_us, func(b array.Builder) { b.(*array.DurationBuilder).Append(-3020399000000) }, "string", "-838:59:59"},
 		{"interval", arrow.FixedWidthTypes.MonthDayNanoInterval, func(b array.Builder) {
 			b.(*array.MonthDayNanoIntervalBuilder).Append(arrow.MonthDayNanoInterval{Months: -1, Days: -2, Nanoseconds: -1000})
-		}, "string", "-1 mon -2 days -00:00:00.000001"},
+		}, "string", "-1 mons -2 days -00:00:00.000001"},
 		{"decimal256", &arrow.Decimal256Type{Precision: 60, Scale: 2}, func(b array.Builder) {
 			v, _ := decimal256.FromString("-1234567890123456789012345678901234567890.55", 60, 2)
 			b.(*array.Decimal256Builder).Append(v)

@@ -245,10 +245,10 @@ func pgColumnType(typ string) routes.ColumnType {
 	case spec.kind == kindBpchar && len(spec.mods) == 1:
 		// character(n) pads to n and drops trailing spaces when read: a
 		// fixed width, trimmed like MySQL's char(n)
-		return routes.ColumnType{Kind: routes.KindText, Width: spec.mods[0], Trimmed: true}
+		return routes.ColumnType{Kind: routes.KindText, Width: spec.mods[0], Trimmed: true, Length: spec.mods[0]}
 	case typ == "money": // two decimals (lc_monetary's, as C's): 1.2345 is stored as $1.23
 		return routes.ColumnType{Kind: routes.KindDecimal, Precision: 19, Scale: 2}
-	case (spec.kind == kindVarchar || spec.kind == kindBpchar) && len(spec.mods) == 1:
+	case spec.kind == kindVarchar && len(spec.mods) == 1:
 		return routes.ColumnType{Kind: routes.KindText, Length: spec.mods[0]}
 	case spec.kind == kindUnknown && (typ == "timetz" || strings.HasPrefix(typ, "time") && !strings.HasPrefix(typ, "timestamp") && strings.HasSuffix(typ, " with time zone")):
 		return routes.ColumnType{Kind: routes.KindTime, Digits: digits, Zone: "UTC"}

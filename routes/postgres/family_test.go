@@ -96,8 +96,7 @@ func TestDriftSQL_Bounds(t *testing.T) {
 		{"character varying(5)", "character varying(3)", nil},
 		{"character varying(3)", "character varying(5)", nil}, // widened
 		{"character varying(3)", "character(3)", nil},
-		{"character(3)", "text", []bound{{length: 3}}},
-		{"character(3)", "character varying(3)", nil},
+		{"character(5)", "character(3)", nil},
 		{"character varying(3)", "integer", []bound{{length: 3}}},
 		{"character varying(3)[]", "text[]", nil},
 		{"text", "text", nil},
