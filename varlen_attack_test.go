@@ -99,8 +99,13 @@ func TestVarlenAttack_Routes(t *testing.T) {
 		{name: "mysql utf8mb4 emoji fits", src: "postgres", dst: "mysql", srcType: "text", dstType: "varchar(2) CHARACTER SET utf8mb4", value: "'😀😀'", want: "xF09F9880F09F9880"},
 		{name: "mysql utf8mb4 emoji spaces", src: "postgres", dst: "mysql", srcType: "text", dstType: "varchar(2) CHARACTER SET utf8mb4", value: "'😀😀 '", badInput: true},
 		{name: "mysql utf8mb3 emoji", src: "postgres", dst: "mysql", srcType: "text", dstType: "varchar(3) CHARACTER SET utf8mb3", value: "'a😀'"},
+		// text into a PostgreSQL char(n) is refused by the fixed-width rule, whatever its length
 		{name: "pg char(3) spaces", src: "mysql", dst: "postgres", srcType: "text", dstType: "char(3)", value: "'ab   '", badInput: true},
-		{name: "pg char(3) fits", src: "mysql", dst: "postgres", srcType: "text", dstType: "char(3)", value: "'ab'", want: "x6162"},
+		{name: "pg char(3) short", src: "mysql", dst: "postgres", srcType: "text", dstType: "char(3)", value: "'ab'", badInput: true},
+		// an array's elements are cut as a column is: ARRAY['xyz  '] landed as {xyz}, exit 0
+		{name: "pg varchar(3)[] spaces", src: "postgres", dst: "postgres", srcType: "text[]", dstType: "varchar(3)[]", value: "ARRAY['xyz  ']", badInput: true},
+		{name: "pg varchar(3)[] nested spaces", src: "postgres", dst: "postgres", srcType: "text[]", dstType: "varchar(3)[]", value: "ARRAY[ARRAY['a','b'],ARRAY['c','xyz ']]", badInput: true},
+		{name: "pg varchar(3)[] fits", src: "postgres", dst: "postgres", srcType: "text[]", dstType: "varchar(3)[]", value: "ARRAY['xyz',NULL,'']", want: "x7b78797a2c4e554c4c2c22227d"},
 		{name: "mysql varbinary(10) widens varbinary(3)", src: "mysql", dst: "mysql", srcType: "varbinary(10)", dstType: "varbinary(3)", value: "X'78797a20'", want: "x78797A20"}, // widened
 	} {
 		t.Run(c.name, func(t *testing.T) { runVarlen(t, c) })

@@ -79,6 +79,7 @@ func (st *stage) planDrift(ctx context.Context) error {
 type bound struct {
 	column, typ, src string // typ: the destination's, format_type's; src the staged column's
 	length           int
+	array            bool // the length is each element's (a varchar(n)[])
 }
 
 // checkLengths refuses, before the final insert, a staged value longer
@@ -93,7 +94,11 @@ func (st *stage) checkLengths(ctx context.Context, tx pgx.Tx) error {
 	}
 	sel := make([]string, len(st.bounds))
 	for i, b := range st.bounds {
-		sel[i] = fmt.Sprintf("COALESCE(max(char_length(%s::text)), 0)", quoteIdent(b.column))
+		v := fmt.Sprintf("char_length(%s::text)", quoteIdent(b.column))
+		if b.array { // the longest element (unnest flattens every dimension)
+			v = fmt.Sprintf("(SELECT max(char_length(e::text)) FROM unnest(%s) e)", quoteIdent(b.column))
+		}
+		sel[i] = fmt.Sprintf("COALESCE(max(%s), 0)", v)
 	}
 	var longest []int64
 	q := fmt.Sprintf("SELECT ARRAY[%s]::bigint[] FROM %s", strings.Join(sel, ", "), ident(st.table))
@@ -294,8 +299,11 @@ func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, []bound,
 		} else if !holds(d.typ, s.typ) {
 			return nil, nil, routes.LossyError(dest, s.name, s.typ, d.typ,
 				fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(dest), quoteIdent(s.name), s.typ))
-		} else if n := routes.CheckLength(pgColumnType(d.typ), pgColumnType(s.typ)); n > 0 {
-			bounds = append(bounds, bound{column: s.name, typ: d.typ, src: s.typ, length: n})
+		} else {
+			de, se, array := elements(d.typ, s.typ)
+			if n := routes.CheckLength(pgColumnType(de), pgColumnType(se)); n > 0 {
+				bounds = append(bounds, bound{column: s.name, typ: d.typ, src: s.typ, length: n, array: array})
+			}
 		}
 	}
 	return alters, bounds, nil
@@ -306,10 +314,18 @@ func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, []bound,
 // Two arrays are held element by element: an element's assignment cast
 // rounds as a column's does ({1.5} into integer[] is {2}).
 func holds(dest, src string) bool {
-	if d, s := strings.TrimSuffix(dest, "[]"), strings.TrimSuffix(src, "[]"); d != dest && s != src {
-		dest, src = d, s
-	}
+	dest, src, _ = elements(dest, src)
 	return routes.Holds(pgColumnType(dest), pgColumnType(src), casts)
+}
+
+// elements is the element types of two arrays (array true), else the
+// types themselves: an array's elements are cast, rounded and cut as a
+// column of their type is ('xyz  ' into a varchar(3)[] is {xyz}).
+func elements(dest, src string) (string, string, bool) {
+	if d, s := strings.TrimSuffix(dest, "[]"), strings.TrimSuffix(src, "[]"); d != dest && s != src {
+		return d, s, true
+	}
+	return dest, src, false
 }
 
 var (

@@ -84,8 +84,8 @@ func TestHolds(t *testing.T) {
 
 // TestDriftSQL_Bounds: the destination columns whose declared length the
 // commit checks: a varchar(n) or char(n) from a column not bounded by it;
-// never one the source's own length bounds, one widened first, or an
-// array.
+// never one the source's own length bounds or one widened first; an
+// array's elements as a column.
 func TestDriftSQL_Bounds(t *testing.T) {
 	tests := []struct {
 		dest, src string
@@ -98,7 +98,8 @@ func TestDriftSQL_Bounds(t *testing.T) {
 		{"character varying(3)", "character(3)", nil},
 		{"character(5)", "character(3)", nil},
 		{"character varying(3)", "integer", []bound{{length: 3}}},
-		{"character varying(3)[]", "text[]", nil},
+		{"character varying(3)[]", "text[]", []bound{{length: 3, array: true}}}, // each element
+		{"character varying(3)[]", "character varying(3)[]", nil},
 		{"text", "text", nil},
 	}
 	for _, tt := range tests {
