@@ -105,6 +105,13 @@ func TestVarlenAttack_Routes(t *testing.T) {
 		// an array's elements are cut as a column is: ARRAY['xyz  '] landed as {xyz}, exit 0
 		{name: "pg varchar(3)[] spaces", src: "postgres", dst: "postgres", srcType: "text[]", dstType: "varchar(3)[]", value: "ARRAY['xyz  ']", badInput: true},
 		{name: "pg varchar(3)[] nested spaces", src: "postgres", dst: "postgres", srcType: "text[]", dstType: "varchar(3)[]", value: "ARRAY[ARRAY['a','b'],ARRAY['c','xyz ']]", badInput: true},
+		// a domain's values are cut as its base type's: 'xyz  ' into a domain over varchar(3) landed as 'xyz', exit 0
+		{name: "pg domain over varchar(3) spaces", src: "postgres", dst: "postgres", srcType: "text", dstType: "{schema}.d3", value: "'xyz  '", badInput: true,
+			dstSetup: "CREATE DOMAIN {schema}.d3 AS varchar(3)"},
+		{name: "pg domain over a domain spaces", src: "postgres", dst: "postgres", srcType: "text", dstType: "{schema}.dd3", value: "'xyz '", badInput: true,
+			dstSetup: "CREATE DOMAIN {schema}.d3 AS varchar(3); CREATE DOMAIN {schema}.dd3 AS {schema}.d3"},
+		{name: "pg domain over varchar(3) fits", src: "postgres", dst: "postgres", srcType: "text", dstType: "{schema}.d3", value: "'xyz'", want: "x78797a",
+			dstSetup: "CREATE DOMAIN {schema}.d3 AS varchar(3)"},
 		{name: "pg varchar(3)[] fits", src: "postgres", dst: "postgres", srcType: "text[]", dstType: "varchar(3)[]", value: "ARRAY['xyz',NULL,'']", want: "x7b78797a2c4e554c4c2c22227d"},
 		{name: "mysql varbinary(10) widens varbinary(3)", src: "mysql", dst: "mysql", srcType: "varbinary(10)", dstType: "varbinary(3)", value: "X'78797a20'", want: "x78797A20"}, // widened
 	} {

@@ -25,19 +25,40 @@ type pgColumn struct {
 	name    string
 	typ     string // format_type: numeric(12,4), character varying(20), bigint, …
 	notNull bool
+	// base is a domain's type, format_type's (a domain over a domain: the
+	// innermost), "" when typ is no domain: its values are cast, rounded
+	// and cut as the base type's are.
+	base string
+}
+
+// rule is the type the lossy-cast and length rules compare: a domain's
+// base type, else the column's.
+func (c pgColumn) rule() string {
+	if c.base != "" {
+		return c.base
+	}
+	return c.typ
 }
 
 func relColumns(ctx context.Context, q interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
 }, t routes.TableRef) ([]pgColumn, error) {
-	rows, err := q.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute
-WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`, ident(t))
+	rows, err := q.Query(ctx, `WITH RECURSIVE dom(attnum, typ, mod, depth) AS (
+  SELECT a.attnum, t.typbasetype, t.typtypmod, 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+  WHERE a.attrelid = $1::regclass AND t.typtype = 'd'
+  UNION ALL
+  SELECT d.attnum, t.typbasetype, t.typtypmod, d.depth + 1 FROM dom d JOIN pg_type t ON t.oid = d.typ
+  WHERE t.typtype = 'd' AND d.depth < 32)
+SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+  COALESCE((SELECT format_type(d.typ, d.mod) FROM dom d WHERE d.attnum = a.attnum ORDER BY d.depth DESC LIMIT 1), '')
+FROM pg_attribute a
+WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, ident(t))
 	if err != nil {
 		return nil, fmt.Errorf("columns of %s: %w", t, err)
 	}
 	var out []pgColumn
 	var c pgColumn
-	_, err = pgx.ForEachRow(rows, []any{&c.name, &c.typ, &c.notNull}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&c.name, &c.typ, &c.notNull, &c.base}, func() error {
 		out = append(out, c)
 		return nil
 	})
@@ -296,13 +317,14 @@ func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, []bound,
 		}
 		if to, ok := widenType(d.typ, s.typ); ok {
 			alters = append(alters, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(dest), quoteIdent(s.name), to))
-		} else if !holds(d.typ, s.typ) {
+		} else if !holds(d.rule(), s.rule()) {
 			return nil, nil, routes.LossyError(dest, s.name, s.typ, d.typ,
 				fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(dest), quoteIdent(s.name), s.typ))
 		} else {
-			de, se, array := elements(d.typ, s.typ)
+			de, se, array := elements(d.rule(), s.rule())
 			if n := routes.CheckLength(pgColumnType(de), pgColumnType(se)); n > 0 {
-				bounds = append(bounds, bound{column: s.name, typ: d.typ, src: s.typ, length: n, array: array})
+				// typ: the base type a domain's message and ALTER name
+				bounds = append(bounds, bound{column: s.name, typ: d.rule(), src: s.typ, length: n, array: array})
 			}
 		}
 	}
