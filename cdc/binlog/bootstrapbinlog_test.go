@@ -71,20 +71,5 @@ func bootstrapVsBinlog(t *testing.T, kind string) {
 	if _, err := Run(ctx, cfg); err != nil {
 		t.Fatalf("binlog: %v", err)
 	}
-	for _, c := range cases {
-		if kind == "clickhouse" {
-			dst.Exec(t, ctx, "OPTIMIZE TABLE "+dst.Table(c.Table())+" FINAL")
-		}
-		cells, _ := dst.Cells(t, ctx, c.Table(), "id", []string{"v"})
-		for i := range len(c.Values) + 1 {
-			boot, log := cells[fmt.Sprint(1+i)], cells[fmt.Sprint(1001+i)]
-			if len(boot) != 1 || len(log) != 1 || boot[0] != log[0] {
-				lit := "NULL"
-				if i < len(c.Values) {
-					lit = c.Values[i].Lit
-				}
-				t.Errorf("%s %s %s: bootstrap %q, binlog %q", kind, c.Type, lit, boot, log)
-			}
-		}
-	}
+	cdctest.SameAsBootstrap(t, ctx, dst, cases, "binlog")
 }

@@ -292,3 +292,27 @@ func Unjoin(err error) []error {
 	}
 	return []error{err}
 }
+
+// SameAsBootstrap holds each case's rows in dst that a capture landed
+// (ids 1001…, capture names it: "WAL", "binlog") to the rows the bootstrap
+// copied from the same values (ids 1…): a replica holds one value however
+// its row arrived. The last id of each is the NULL row.
+func SameAsBootstrap(t testing.TB, ctx context.Context, dst *DB, cases []Case, capture string) {
+	t.Helper()
+	for _, c := range cases {
+		if dst.Kind == "clickhouse" {
+			dst.Exec(t, ctx, "OPTIMIZE TABLE "+dst.Table(c.Table())+" FINAL")
+		}
+		cells, _ := dst.Cells(t, ctx, c.Table(), "id", []string{"v"})
+		for i := range len(c.Values) + 1 {
+			boot, got := cells[fmt.Sprint(1+i)], cells[fmt.Sprint(1001+i)]
+			if len(boot) != 1 || len(got) != 1 || boot[0] != got[0] {
+				lit := "NULL"
+				if i < len(c.Values) {
+					lit = c.Values[i].Lit
+				}
+				t.Errorf("%s %s %s: bootstrap %q, %s %q", dst.Kind, c.Type, lit, boot, capture, got)
+			}
+		}
+	}
+}

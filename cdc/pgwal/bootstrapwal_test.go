@@ -108,20 +108,5 @@ func bootstrapVsWAL(t *testing.T, kind string) {
 	if _, err := Run(ctx, cfg); err != nil {
 		t.Fatalf("wal: %v", err)
 	}
-	for _, c := range cases {
-		if kind == "clickhouse" {
-			ddb.Exec(t, ctx, "OPTIMIZE TABLE "+ddb.Table(c.Table())+" FINAL")
-		}
-		cells, _ := ddb.Cells(t, ctx, c.Table(), "id", []string{"v"})
-		for i := range len(c.Values) + 1 {
-			boot, wal := cells[fmt.Sprint(1+i)], cells[fmt.Sprint(1001+i)]
-			if len(boot) != 1 || len(wal) != 1 || boot[0] != wal[0] {
-				lit := "NULL"
-				if i < len(c.Values) {
-					lit = c.Values[i].Lit
-				}
-				t.Errorf("%s %s %s: bootstrap %q, WAL %q", kind, c.Type, lit, boot, wal)
-			}
-		}
-	}
+	cdctest.SameAsBootstrap(t, ctx, ddb, cases, "WAL")
 }
