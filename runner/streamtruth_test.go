@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,9 +183,7 @@ func (f *truthFeed) serveWS(w http.ResponseWriter, r *http.Request) {
 // reconnect_attempts, naming the source with its password redacted. It
 // once exited 0 with nothing read.
 func TestStream_SourceDown(t *testing.T) {
-	closed := httptest.NewServer(http.NotFoundHandler())
-	closedHost := strings.TrimPrefix(closed.URL, "http://")
-	closed.Close()
+	closedHost := refusedAddr(t)
 	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 	}))
@@ -612,4 +611,26 @@ func TestStream_BadRatioAcrossRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusedAddr is a 127.0.0.1 address that refuses every connection for
+// the whole test: a socket bound to it and never listening holds the port,
+// so no other listener of the test binary can be handed it (a closed
+// httptest server's port was, once: an SSE client meant to be refused
+// connected to another test's stream and waited).
+func refusedAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }
