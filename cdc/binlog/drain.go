@@ -17,6 +17,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/weirhq/weir/cdc"
+	"github.com/weirhq/weir/routes"
 )
 
 // stallTimeout bounds the wait for one event: the drain's target was
@@ -193,6 +194,11 @@ func (d *decoder) rows(e *replication.RowsEvent, typ replication.EventType, base
 	if t == nil {
 		return nil
 	}
+	if !fullImages(e) {
+		return &routes.ProbeError{Table: t.Source.String(),
+			Problem: fmt.Sprintf("the rows event at %d carries part of each row only: a session wrote it with binlog_row_image=MINIMAL or NOBLOB (a session variable, whatever the server's global says), and the columns it leaves out cannot be applied", d.pos),
+			Hint:    "make every session that writes the table use binlog_row_image=FULL, then weir reset the task and run it again (a new bootstrap)"}
+	}
 	l, err := d.layout(t, e.Table)
 	if err != nil {
 		return err
@@ -301,4 +307,24 @@ func qualify(name, schema string) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
+}
+
+// fullImages reports whether e's images carry every column (its column
+// bitmaps, the after image's too for an update). binlog_row_image is a
+// session variable: a session with MINIMAL logs an update as its key and
+// its changed columns, NOBLOB leaves out unchanged blobs and texts, and
+// applying such an image as a whole row nulled the columns it left out
+// (a TEXT column landed NULL, exit 0).
+func fullImages(e *replication.RowsEvent) bool {
+	for _, bm := range [][]byte{e.ColumnBitmap1, e.ColumnBitmap2} {
+		if bm == nil {
+			continue
+		}
+		for i := range int(e.ColumnCount) {
+			if i/8 >= len(bm) || bm[i/8]&(1<<(i%8)) == 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
