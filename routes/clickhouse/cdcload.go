@@ -238,6 +238,9 @@ func floatBits(v any, typ string) (s string, ok bool, err error) {
 	if typ != "Float64" && typ != "Float32" {
 		return "", false, nil
 	}
+	if b, isBytes := v.([]byte); isBytes {
+		v = string(b)
+	}
 	var f float64
 	switch x := v.(type) {
 	case float64:
@@ -248,8 +251,8 @@ func floatBits(v any, typ string) (s string, ok bool, err error) {
 		f = float64(x)
 	case uint64:
 		f = float64(x)
-	case string, []byte:
-		text := strings.TrimSpace(fmt.Sprintf("%s", x))
+	case string:
+		text := strings.TrimSpace(x)
 		size := 64
 		if typ == "Float32" {
 			size = 32
