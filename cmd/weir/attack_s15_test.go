@@ -42,7 +42,8 @@ func copyCheck(t *testing.T, f *backfillFixture, tbl string) (n, distinct, top i
 }
 
 // TestAttackS15_ModelMaxBatchDuringPlan: a model with max_batch_rows
-// reading a backfill's destination while 3 workers commit (one SIGKILLed
+// reading a backfill's destination while 3 workers commit (the first
+// paused after its first chunk commit for one model run, then SIGKILLed
 // at a random moment, not at a checkpoint; a fourth with --wait takes its
 // bucket over), run again and again with weir once, weir status --claims
 // between the runs. After every run the model's copy holds each id at most
@@ -93,9 +94,29 @@ func TestAttackS15_ModelMaxBatchDuringPlan(t *testing.T) {
 					t.Fatalf("weir status --claims during the plan: exit %d: %s", code, out)
 				}
 			}
-			var ws []*child
-			for range 3 {
+			// One interleaving is certain: the first worker pauses after its
+			// first chunk commit and a model run reads that part. The rest
+			// runs free (a run may or may not land mid-plan: on a loaded
+			// machine the workers can finish between two runs).
+			resume := t.TempDir() + "/resume"
+			ws := []*child{f.worker(t, claims, []string{routes.CheckpointEnv + "=after-commit", routes.ResumeEnv + "=" + resume})}
+			select {
+			case <-ws[0].paused:
+			case <-ws[0].done:
+				t.Fatalf("the first worker ended before a chunk commit: exit %d\n%s", ws[0].exitCode(), ws[0].log())
+			case <-time.After(2 * time.Minute):
+				t.Fatalf("the first worker never committed a chunk:\n%s", ws[0].log())
+			}
+			model(true)
+			if mid == 0 {
+				t.Fatalf("a model run after the first chunk commit merged nothing, or everything")
+			}
+			staged := mid
+			for range 2 {
 				ws = append(ws, f.worker(t, claims, nil))
+			}
+			if err := os.WriteFile(resume, nil, 0o644); err != nil {
+				t.Fatal(err)
 			}
 			killAt := time.Duration(rand.IntN(1500)) * time.Millisecond
 			time.AfterFunc(killAt, func() { ws[0].cmd.Process.Signal(syscall.SIGKILL) })
@@ -124,10 +145,7 @@ func TestAttackS15_ModelMaxBatchDuringPlan(t *testing.T) {
 			}
 			model(false)
 			model(false) // max_batch_rows may leave the rest of the head to a second run
-			t.Logf("%s: worker 0 SIGKILLed at %s; %d model runs, %d of them merged part of the backlog", sink, killAt, runs, mid)
-			if mid == 0 {
-				t.Errorf("no model run while the workers ran merged part of the backlog: the test interleaved nothing")
-			}
+			t.Logf("%s: worker 0 SIGKILLed %s after its resume; %d model runs, %d of them merged part of the backlog (%d while the workers ran free)", sink, killAt, runs, mid, mid-staged)
 			f.check(t, strconv.Itoa(rows))
 			if n, d, top := copyCheck(t, f, "copy_mb"); n != rows || d != rows || top != rows {
 				t.Errorf("copy_mb after the plan: %d rows, %d distinct, max %d; want %d each", n, d, top, rows)
