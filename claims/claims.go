@@ -86,7 +86,8 @@ type Store interface {
 }
 
 // Open opens the store a URL names: postgres://…[?schema=NAME],
-// etcd://[user:password@]host:port[/prefix] or sqlite:///path/to/claims.db.
+// etcd[+https]://[user:password@]host:port[,host:port…][/prefix] or
+// sqlite:///path/to/claims.db.
 func Open(ctx context.Context, raw string) (Store, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -97,7 +98,7 @@ func Open(ctx context.Context, raw string) (Store, error) {
 		return openPostgres(ctx, u)
 	case "sqlite":
 		return openSQLite(ctx, u)
-	case "etcd":
+	case "etcd", "etcd+https":
 		return openEtcd(ctx, u)
 	}
 	return nil, fmt.Errorf("%w: claim store %q: unknown scheme %q (use %s)", routes.ErrBadInput, redact(u), u.Scheme, scheme.ClaimStoresHint)

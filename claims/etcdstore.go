@@ -2,10 +2,14 @@ package claims
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -41,43 +45,156 @@ type etcdStore struct {
 	prefix string // no trailing slash
 }
 
-// openEtcd: etcd://[user:password@]host:port[/prefix], one endpoint over
-// plain gRPC. Open checks the endpoint answers.
+// openEtcd: etcd://[user:password@]host:port[,host:port…][/prefix] over
+// plain gRPC, or etcd+https://… over TLS with ?ca=FILE (the CA that signed
+// the members' certificates; the system's roots without it) and, for
+// members that ask for client certificates, cert=FILE&key=FILE. Several
+// members are one cluster: the client balances over them and fails over
+// when one stops answering. Open checks that a member answers.
 func openEtcd(ctx context.Context, u *url.URL) (Store, error) {
-	if u.Host == "" || u.Port() == "" {
-		return nil, fmt.Errorf("%w: claim store %s: want etcd://host:port[/prefix]", routes.ErrBadInput, redact(u))
+	const form = "etcd://host:port[,host:port…][/prefix] or etcd+https://host:port[,…][/prefix][?ca=FILE&cert=FILE&key=FILE]"
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: claim store %s: %s (%s)", routes.ErrBadInput, redact(u), fmt.Sprintf(format, a...), form)
 	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: claim store %s: an etcd URL takes no query or fragment (etcd://host:port[/prefix])", routes.ErrBadInput, redact(u))
+	var endpoints []string
+	for _, h := range strings.Split(u.Host, ",") {
+		if host, port, err := net.SplitHostPort(h); err != nil || host == "" || port == "" {
+			return nil, bad("member %q: want host:port", h)
+		}
+		endpoints = append(endpoints, h)
+	}
+	if u.Fragment != "" {
+		return nil, bad("a fragment names nothing")
+	}
+	tlsCfg, err := etcdTLS(u)
+	if err != nil {
+		return nil, bad("%v", err)
 	}
 	prefix := strings.TrimRight(u.Path, "/")
 	if prefix == "" {
 		prefix = DefaultEtcdPrefix
 	}
-	wait := 10 * time.Second // to reach the endpoint (and log in, with a user)
+	wait := 10 * time.Second // to reach a member (and log in, with a user)
 	if d, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(d))
 	}
+	proto := "http://"
+	if tlsCfg != nil {
+		proto = "https://"
+	}
 	cfg := clientv3.Config{
-		Endpoints:   []string{"http://" + u.Host},
 		DialTimeout: wait,
+		TLS:         tlsCfg,
 		Logger:      zap.NewNop(), // errors come back as errors
+	}
+	for _, e := range endpoints {
+		cfg.Endpoints = append(cfg.Endpoints, proto+e)
 	}
 	if u.User != nil {
 		cfg.Username = u.User.Username()
 		cfg.Password, _ = u.User.Password()
 	}
 	cli, err := clientv3.New(cfg)
+	if errors.Is(err, rpctypes.ErrAuthFailed) { // retrying will not help, fixing the URL will
+		return nil, fmt.Errorf("%w: claim store %s: %w (check the user and password in the URL)", routes.ErrBadInput, redact(u), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("claim store %s: %w", redact(u), err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, wait) // the dial does not block: this checks the endpoint
+	// The dial does not block: ask every member at once; the first to
+	// answer opens the store (a dead member must not use up the wait).
+	cctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if _, err := cli.Status(cctx, cfg.Endpoints[0]); err != nil {
-		cli.Close()
-		return nil, fmt.Errorf("claim store %s: %w", redact(u), err)
+	answers := make(chan error, len(cfg.Endpoints))
+	for _, e := range cfg.Endpoints {
+		go func() {
+			if _, err := cli.Status(cctx, e); err != nil {
+				answers <- fmt.Errorf("%s: %w%s", e, err, handshake(e, tlsCfg))
+				return
+			}
+			answers <- nil
+		}()
 	}
-	return &etcdStore{cli: cli, prefix: prefix}, nil
+	var errs []error
+	for range cfg.Endpoints {
+		if err := <-answers; err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		return &etcdStore{cli: cli, prefix: prefix}, nil
+	}
+	cli.Close()
+	return nil, fmt.Errorf("claim store %s: no member answered: %w", redact(u), errors.Join(errs...))
+}
+
+// handshake says why a member that did not answer gRPC refused TLS, or
+// that it speaks TLS to a plain etcd:// URL: gRPC reports either as a
+// deadline only.
+func handshake(endpoint string, cfg *tls.Config) string {
+	host := endpoint[strings.Index(endpoint, "://")+3:]
+	probe := cfg
+	if probe == nil {
+		probe = &tls.Config{InsecureSkipVerify: true} // only to ask whether it speaks TLS
+	}
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 3 * time.Second}, "tcp", host, probe.Clone())
+	if err == nil && cfg != nil {
+		// a member that wants a client certificate says so after the handshake
+		conn.SetReadDeadline(time.Now().Add(time.Second))
+		_, err = conn.Read(make([]byte, 1))
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			err = nil
+		}
+	}
+	if conn != nil {
+		conn.Close()
+	}
+	switch {
+	case cfg == nil && err == nil:
+		return " (the member speaks TLS: write etcd+https://…)"
+	case cfg != nil && err != nil:
+		return fmt.Sprintf(" (TLS: %v)", err)
+	}
+	return ""
+}
+
+// etcdTLS is the TLS configuration an etcd+https:// URL's query asks for;
+// nil for etcd://, which takes no query.
+func etcdTLS(u *url.URL) (*tls.Config, error) {
+	q := u.Query()
+	if u.Scheme != "etcd+https" {
+		if u.RawQuery != "" {
+			return nil, errors.New("an etcd:// URL takes no query (TLS is etcd+https://)")
+		}
+		return nil, nil
+	}
+	for k := range q {
+		if k != "ca" && k != "cert" && k != "key" {
+			return nil, fmt.Errorf("unknown parameter %q (known: ca, cert, key)", k)
+		}
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca := q.Get("ca"); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("ca=: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca=%s: no PEM certificate in it", ca)
+		}
+	}
+	cert, key := q.Get("cert"), q.Get("key")
+	if (cert == "") != (key == "") {
+		return nil, errors.New("cert= and key= go together (the client certificate and its private key)")
+	}
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("cert=, key=: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
 }
 
 // taskKey is task's directory: escaped, so that no task's keys are a

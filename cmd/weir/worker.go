@@ -29,8 +29,8 @@ under the destination's lock it fixes the window from the table's committed
 offset to the integer cursor's maximum now, cuts it into N contiguous buckets
 of equal cursor width, commits the plan into the destination as the table's
 state (creating the table if needed), and plans the N buckets in the claim
-store (postgres://…[?schema=NAME], etcd://host:port[/prefix] or
-sqlite:///path). Until the workers
+store (postgres://…[?schema=NAME], etcd://host:port[,host:port…][/prefix],
+etcd+https://… for TLS, or sqlite:///path). Until the workers
 finish, an ordinary run of the task is refused as locked (exit 75). A plan
 already under way is kept; another N is refused. It prints the plan as JSON.
 N is 1 to the --shards maximum below (checked before anything is written).

@@ -28,6 +28,6 @@ var ObjectPaths = []string{"file", "s3", "gcs", "gs", "github"}
 
 // ClaimStores are the schemes of claim stores (package claims; claims.Open
 // opens each one), and ClaimStoresHint spells them for messages.
-var ClaimStores = []string{"postgres", "postgresql", "etcd", "sqlite"}
+var ClaimStores = []string{"postgres", "postgresql", "etcd", "etcd+https", "sqlite"}
 
-const ClaimStoresHint = "postgres://…, etcd://host:port or sqlite:///path"
+const ClaimStoresHint = "postgres://…, etcd[+https]://host:port[,host:port…] or sqlite:///path"
