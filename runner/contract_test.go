@@ -171,63 +171,113 @@ func openDuck(t *testing.T) *duck.DB {
 func TestContract_Checks(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range contractCases {
-		t.Run(tc.name, func(t *testing.T) {
-			db := openDuck(t)
-			c := parseContract(t, tc.contract)
-			if err := db.Exec(ctx, "CREATE TEMP TABLE "+outTable+" AS "+tc.output); err != nil {
-				t.Fatal(err)
+		for _, asIs := range []bool{false, true} {
+			name := tc.name
+			if asIs {
+				name += "/as_is" // the columns that have their contract type are not cast (asIsColumns): the same outcome
 			}
-			s, err := db.Schema(ctx, "SELECT * FROM "+outTable)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cols []string
-			for _, f := range s.Fields() {
-				cols = append(cols, f.Name)
-			}
-			plan, err := contractSQL(c, cols, "run1", tc.key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Exec(ctx, plan.checkSQL); err != nil {
-				t.Fatalf("%v\n%s", err, plan.checkSQL)
-			}
-			var got string
-			if err := db.QueryRow(ctx, fmt.Sprintf("SELECT string_agg(coalesce(%s, ''), '|' ORDER BY %s) FROM %s", reasonColumn, rowColumn, checkedTable), &got); err != nil {
-				t.Fatal(err)
-			}
-			if want := strings.Join(tc.reasons, "|"); got != want {
-				t.Errorf("reasons\n got %q\nwant %q", got, want)
-			}
-			failed, err := plan.countRules(ctx, db, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.failed != nil && !maps.Equal(failed, tc.failed) {
-				t.Errorf("rules broken %v, want %v", failed, tc.failed)
-			}
-			if tc.good != "" {
-				var vals []string
-				for _, c := range cols {
-					vals = append(vals, fmt.Sprintf("coalesce(CAST(%s AS VARCHAR), 'NULL')", duck.Ident(c)))
-				}
-				row := strings.Join(vals, " || ',' || ")
-				var good string
-				if err := db.QueryRow(ctx, fmt.Sprintf("SELECT string_agg(r, '|' ORDER BY r) FROM (SELECT %s AS r FROM (%s))", row, plan.goodSQL), &good); err != nil {
+			t.Run(name, func(t *testing.T) {
+				db := openDuck(t)
+				c := parseContract(t, tc.contract)
+				if err := db.Exec(ctx, "CREATE TEMP TABLE "+outTable+" AS "+tc.output); err != nil {
 					t.Fatal(err)
 				}
-				if good != tc.good {
-					t.Errorf("good rows %q, want %q", good, tc.good)
+				s, err := db.Schema(ctx, "SELECT * FROM "+outTable)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			var bad int64
-			if err := db.QueryRow(ctx, "SELECT count(*) FROM ("+plan.badSQL+")", &bad); err != nil {
-				t.Fatal(err)
-			}
-			if want := countNonEmpty(tc.reasons); bad != want {
-				t.Errorf("bad rows %d, want %d", bad, want)
-			}
-		})
+				var cols []string
+				for _, f := range s.Fields() {
+					cols = append(cols, f.Name)
+				}
+				plan, err := contractSQL(c, cols, "run1", tc.key)
+				if asIs {
+					plan, err = contractSQLAsIs(c, cols, "run1", tc.key, asIsColumns(ctx, db, c, outTable))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := db.Exec(ctx, plan.checkSQL); err != nil {
+					t.Fatalf("%v\n%s", err, plan.checkSQL)
+				}
+				var got string
+				if err := db.QueryRow(ctx, fmt.Sprintf("SELECT string_agg(coalesce(%s, ''), '|' ORDER BY %s) FROM %s", reasonColumn, rowColumn, checkedTable), &got); err != nil {
+					t.Fatal(err)
+				}
+				if want := strings.Join(tc.reasons, "|"); got != want {
+					t.Errorf("reasons\n got %q\nwant %q", got, want)
+				}
+				failed, err := plan.countRules(ctx, db, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.failed != nil && !maps.Equal(failed, tc.failed) {
+					t.Errorf("rules broken %v, want %v", failed, tc.failed)
+				}
+				if tc.good != "" {
+					var vals []string
+					for _, c := range cols {
+						vals = append(vals, fmt.Sprintf("coalesce(CAST(%s AS VARCHAR), 'NULL')", duck.Ident(c)))
+					}
+					row := strings.Join(vals, " || ',' || ")
+					var good string
+					if err := db.QueryRow(ctx, fmt.Sprintf("SELECT string_agg(r, '|' ORDER BY r) FROM (SELECT %s AS r FROM (%s))", row, plan.goodSQL), &good); err != nil {
+						t.Fatal(err)
+					}
+					if good != tc.good {
+						t.Errorf("good rows %q, want %q", good, tc.good)
+					}
+				}
+				var bad int64
+				if err := db.QueryRow(ctx, "SELECT count(*) FROM ("+plan.badSQL+")", &bad); err != nil {
+					t.Fatal(err)
+				}
+				if want := countNonEmpty(tc.reasons); bad != want {
+					t.Errorf("bad rows %d, want %d", bad, want)
+				}
+			})
+		}
+	}
+}
+
+// TestContract_AsIs: a column the output already holds in its contract
+// type (as DuckDB names the type) is not cast, nor rendered as text for
+// strictCast's guards; any other is.
+func TestContract_AsIs(t *testing.T) {
+	ctx := context.Background()
+	db := openDuck(t)
+	if err := db.Exec(ctx, "CREATE TEMP TABLE "+outTable+" AS SELECT 1::BIGINT AS id, 2::BIGINT AS n, 1.5::DECIMAL(12,2) AS amount, 2.5::DECIMAL(12,2) AS other, TIMESTAMP '2024-01-01' AS at, 'x' AS s"); err != nil {
+		t.Fatal(err)
+	}
+	c := parseContract(t, `      columns:
+        - {name: id, type: BIGINT}
+        - {name: n, type: int32}
+        - {name: amount, type: "decimal(12, 2)"}
+        - {name: other, type: "DECIMAL(10,2)"}
+        - {name: at, type: timestamp}
+        - {name: s, type: VARCHAR}
+`)
+	got := asIsColumns(ctx, db, c, outTable)
+	want := map[string]bool{"id": true, "amount": true, "at": true, "s": true}
+	if !maps.Equal(got, want) {
+		t.Fatalf("as is: %v, want %v", got, want)
+	}
+	plan, err := contractSQLAsIs(c, []string{"id", "n", "amount", "other", "at", "s"}, "run1", nil, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"id", "amount", "at", "s"} {
+		if strings.Contains(plan.checkSQL, "CAST("+duck.Ident(col)+" AS") {
+			t.Errorf("%s is cast:\n%s", col, plan.checkSQL)
+		}
+	}
+	for _, col := range []string{"n", "other"} {
+		if !strings.Contains(plan.checkSQL, "TRY_CAST("+duck.Ident(col)+" AS") {
+			t.Errorf("%s is not cast:\n%s", col, plan.checkSQL)
+		}
+	}
+	if err := db.Exec(ctx, plan.checkSQL); err != nil {
+		t.Fatal(err)
 	}
 }
 
