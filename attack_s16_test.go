@@ -1,10 +1,17 @@
 package weir_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weirhq/weir"
+	"github.com/weirhq/weir/cdc/cdctest"
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/routestest"
 )
 
 // TestAttackS16_UserColumnCuts: a user's destination column of a type the
@@ -42,5 +49,43 @@ func TestAttackS16_UserColumnCuts(t *testing.T) {
 		{name: "mysql ascii varchar from pg", src: "postgres", dst: "mysql", srcType: "text", dstType: "varchar(10) CHARACTER SET ascii", value: "'é'"},
 	} {
 		t.Run(c.name, func(t *testing.T) { runVarlen(t, c) })
+	}
+}
+
+// TestAttackS16_FloatCursorRoleDigits: an append by a float8 cursor from
+// a source whose role prints floats with 15 digits (ALTER ROLE … SET
+// extra_float_digits = 0): the cursor's text is the column's ::text, so
+// the maximum 0.30000000000000004 was read as 0.3, the run read up to 0.3
+// and the row above it was never read: 1 row of 2 after three runs, exit 0.
+func TestAttackS16_FloatCursorRoleDigits(t *testing.T) {
+	ctx := routestest.Context(t, time.Minute)
+	src, dst := cdctest.Open(t, ctx, "postgres"), cdctest.Open(t, ctx, "postgres")
+	role := src.Schema + "_r"
+	src.Exec(t, ctx, fmt.Sprintf("CREATE ROLE %s LOGIN SUPERUSER", role))
+	src.Exec(t, ctx, fmt.Sprintf("ALTER ROLE %s SET extra_float_digits = 0", role))
+	t.Cleanup(func() {
+		cctx, cancel := routestest.CleanupContext()
+		defer cancel()
+		conn, err := pgx.Connect(cctx, src.URL)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(cctx)
+		if _, err := conn.Exec(cctx, "DROP ROLE "+role); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	srcURL := strings.Replace(src.URL, "//root@", "//"+role+"@", 1)
+	src.Exec(t, ctx, fmt.Sprintf("CREATE TABLE %s (id int PRIMARY KEY, v float8)", src.Table("t")))
+	src.Exec(t, ctx, fmt.Sprintf("INSERT INTO %s VALUES (1, 0.1), (2, 0.30000000000000004)", src.Table("t")))
+	opts := weir.TransferOptions{Tables: []string{src.Schema + ".t"}, DestSchema: dst.Schema, Mode: routes.ModeAppend, Cursor: "v"}
+	for run := range 3 {
+		if _, err := weir.Transfer(ctx, srcURL, dst.URL, opts); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+	}
+	if n := dst.Query(t, ctx, "SELECT count(*) FROM "+dst.Table("t")); n != "2" {
+		t.Fatalf("destination holds %s rows after three runs of two source rows, want 2", n)
 	}
 }
