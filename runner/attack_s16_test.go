@@ -42,3 +42,45 @@ func TestAttackS16_UserTableNamedLikeQuarantine(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackS16_ModelIntoUserVarchar: a model's append into a user's
+// sink table whose column is varchar(3) and "char": a longer value (its
+// excess spaces, which PostgreSQL cuts without an error; a second byte,
+// which "char" drops) is refused and the sink keeps its row; a value at
+// the limit lands.
+func TestAttackS16_ModelIntoUserVarchar(t *testing.T) {
+	for _, c := range []struct{ name, typ, expr, want string }{
+		{"varchar spaces", "varchar(3)", "'xyz  '", ""},
+		{"varchar at the limit", "varchar(3)", "'é😀z'", "é😀z"},
+		{"char1 two bytes", `"char"`, "'ab'", ""},
+		{"name 64 bytes", "name", "repeat('n', 64)", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fx := postgrestest.New(t)
+			ctx := testContext(t)
+			fx.Exec(t, ctx, "CREATE TABLE "+fx.Schema+".src (id int PRIMARY KEY)", "INSERT INTO "+fx.Schema+".src VALUES (1)",
+				"CREATE TABLE "+fx.Schema+".out (id int, v "+c.typ+")", "INSERT INTO "+fx.Schema+".out VALUES (0, NULL)")
+			path := filepath.Join(t.TempDir(), "weir.yaml")
+			writeFile(t, path, strings.ReplaceAll("version: 1\nconnections:\n  pg: ${WEIR_TEST_PG}\ntasks:\n  m:\n    model: {source: pg:S.src, sink: pg:S.out, mode: append, sql: \"SELECT id, "+c.expr+" AS v FROM input\"}\n", "S.", fx.Schema+"."))
+			r, err := Load(path, Options{Log: testLog{t}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			_, err = r.Once(ctx, "m")
+			var got string
+			if qerr := fx.Pool.QueryRow(ctx, `SELECT count(*)::text || ':' || COALESCE(max(v::text), '') FROM `+fx.Schema+`.out`).Scan(&got); qerr != nil {
+				t.Fatal(qerr)
+			}
+			if c.want == "" {
+				if err == nil || got != "1:" {
+					t.Errorf("run err = %v, sink holds %q: want a refusal and the sink's one row", err, got)
+				}
+				return
+			}
+			if err != nil || got != "2:"+c.want {
+				t.Errorf("run err = %v, sink holds %q, want 2:%s", err, got, c.want)
+			}
+		})
+	}
+}
