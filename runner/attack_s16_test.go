@@ -84,3 +84,37 @@ func TestAttackS16_ModelIntoUserVarchar(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackS16_StreamUserTableNamedLikeQuarantine: a stream's bad events
+// go to <sink>__quarantine; a user's table of that name, there before the
+// stream first ran, must not take them (nor new columns).
+func TestAttackS16_StreamUserTableNamedLikeQuarantine(t *testing.T) {
+	fx := postgrestest.New(t)
+	ctx := testContext(t)
+	fx.Exec(t, ctx, "CREATE TABLE "+fx.Schema+".t__quarantine (note text)", "INSERT INTO "+fx.Schema+".t__quarantine VALUES ('mine')")
+	f := newTruthFeed(t, &truthFeed{n: 4, closeAll: true, bad: map[int]string{3: `{"id":"x","seq":3}`}})
+	path := filepath.Join(t.TempDir(), "weir.yaml")
+	writeFile(t, path, strings.ReplaceAll(`version: 1
+connections:
+  pg: ${WEIR_TEST_PG}
+tasks:
+  t:
+    stream: {source: "`+f.sseURL()+`", sink: pg:S.t, batch_interval: 300ms, cursor: seq}
+    contract: {columns: [{name: id, type: int}, {name: seq, type: int}]}
+`, "S.", fx.Schema+"."))
+	r, err := Load(path, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, err = r.Once(ctx, "t")
+	var n, cols string
+	if qerr := fx.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+fx.Schema+`.t__quarantine)::text,
+		(SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_schema = $1 AND table_name = 't__quarantine')`, fx.Schema).Scan(&n, &cols); qerr != nil {
+		t.Fatal(qerr)
+	}
+	t.Logf("run: %v; the user's t__quarantine: %s rows, columns %s", err, n, cols)
+	if n != "1" || cols != "note" || err == nil {
+		t.Errorf("weir wrote into the user's t__quarantine: %s rows, columns %s (run err %v)", n, cols, err)
+	}
+}
