@@ -126,8 +126,10 @@ func (run *modelRun) quarantine(ctx context.Context, chk *checked) error {
 	if run.mode == routes.ModeReplace {
 		mode = routes.ModeReplace
 	}
+	// Fresh: a quarantine table without this task's state row is not weir's
+	// (a user's table of that name: a replace model replaced it, exit 0)
 	stage, err := run.sink.Prepare(ctx, sinkInfo(run.t.Name, run.qref, res.Schema(), nil),
-		routes.WriteOptions{Table: run.qref, Mode: mode, RunID: run.rep.RunID, Allocator: run.r.opts.Allocator, Truncate: run.truncate})
+		routes.WriteOptions{Table: run.qref, Mode: mode, RunID: run.rep.RunID, Allocator: run.r.opts.Allocator, Truncate: run.truncate, Fresh: !run.qfound})
 	if err != nil {
 		return fmt.Errorf("prepare quarantine %s: %w", run.qref, err)
 	}

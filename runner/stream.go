@@ -68,6 +68,7 @@ type streamRun struct {
 	db       *duck.DB
 	cursor   string // committed in the sink
 	found    bool   // the sink holds the task's state
+	qfound   bool   // the quarantine holds it: a quarantine table without it is a user's
 	size     int
 	interval time.Duration
 	cols     []string // a table source's columns, in the table's order (no contract)
@@ -157,6 +158,7 @@ func (run *streamRun) pendingQuarantine(ctx context.Context, marks incremental.M
 	if err != nil {
 		return nil, fmt.Errorf("quarantine %s: %w", run.qref, err)
 	}
+	run.qfound = found
 	from, ok := q[quarantineFromMark]
 	if to := q[streamMark].Offset; found && ok && from.Offset == run.cursor && to != run.cursor && !slices.Contains(out, to) {
 		out = append(out, to)
@@ -556,14 +558,19 @@ func (run *streamRun) stageTo(ctx context.Context, table routes.TableRef, key []
 		return nil, err
 	}
 	defer res.Release()
-	mode := run.mode
+	mode, fresh := run.mode, false
 	if table == run.qref {
-		mode = routes.ModeAppend
+		// Fresh: a quarantine table without the task's state is the
+		// user's (weir added its columns and appended its rows, exit 0)
+		mode, fresh = routes.ModeAppend, !run.qfound
 	}
 	stage, err := run.sink.Prepare(ctx, sinkInfo(run.t.Name, table, res.Schema(), key),
-		routes.WriteOptions{Table: table, Mode: mode, RunID: run.rep.RunID, Key: key, Allocator: run.r.opts.Allocator})
+		routes.WriteOptions{Table: table, Mode: mode, RunID: run.rep.RunID, Key: key, Allocator: run.r.opts.Allocator, Fresh: fresh})
 	if err != nil {
 		return nil, err
+	}
+	if table == run.qref {
+		run.qfound = true // this run's: committed with the task's state, or the run fails
 	}
 	n, _, err := routes.WriteOnce(ctx, stage, res, routes.Once{}) // committed by commit, maybe with another stage
 	if err != nil {

@@ -56,7 +56,11 @@ func (r *run) bootstrap(ctx context.Context) (res Result, err error) {
 			}
 		}
 	}()
-	if repl, err = pgconn.Connect(ctx, replicationURL(r.cfg.SourceURL)); err != nil {
+	replCfg, err := replicationConfig(r.cfg.SourceURL)
+	if err != nil {
+		return res, fmt.Errorf("replication connection: %w", err)
+	}
+	if repl, err = pgconn.ConnectConfig(ctx, replCfg); err != nil {
 		return res, fmt.Errorf("replication connection: %w", err)
 	}
 	slot, err := createSlot(ctx, repl, r.name)

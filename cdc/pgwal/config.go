@@ -5,12 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/postgres"
 )
 
 // Scheme is the source scheme this package captures from.
@@ -112,13 +113,16 @@ func (e *SlotLostError) Is(target error) bool { return target == ErrSlotLost }
 // casts to pg_lsn).
 func logLSN(lsn pglogrepl.LSN) string { return fmt.Sprintf("%08X/%08X", uint64(lsn)>>32, uint32(lsn)) }
 
-// replicationURL turns a postgres URL into one for a replication=database
-// connection. Its IntervalStyle is postgres: pgoutput prints intervals in
-// the walsender's style, and value reads that one (routes.ParseInterval).
-func replicationURL(raw string) string {
-	sep := "?"
-	if strings.Contains(raw, "?") {
-		sep = "&"
+// replicationConfig is the config of a replication=database connection
+// to the postgres URL raw, in weir's session settings (postgres.Session):
+// pgoutput prints each value under the walsender's, and value reads them
+// in those (routes.ParseInterval for intervals).
+func replicationConfig(raw string) (*pgconn.Config, error) {
+	cfg, err := pgconn.ParseConfig(raw)
+	if err != nil {
+		return nil, err
 	}
-	return raw + sep + "replication=database&IntervalStyle=postgres"
+	cfg.RuntimeParams["replication"] = "database"
+	postgres.Session(cfg.RuntimeParams)
+	return cfg, nil
 }

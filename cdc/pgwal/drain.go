@@ -80,7 +80,7 @@ const readBuffer = 256 << 10
 // connectReplication opens a replication connection whose reads are
 // buffered by readBuffer.
 func connectReplication(ctx context.Context, sourceURL string) (*pgconn.PgConn, error) {
-	cfg, err := pgconn.ParseConfig(replicationURL(sourceURL))
+	cfg, err := replicationConfig(sourceURL)
 	if err != nil {
 		return nil, err
 	}

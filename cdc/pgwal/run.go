@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirhq/weir/cdc"
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/postgres"
 )
 
 // Result reports one run.
@@ -71,7 +72,12 @@ func open(ctx context.Context, cfg Config) (r *run, err error) {
 			r.close(ctx)
 		}
 	}()
-	if r.src, err = pgx.Connect(ctx, cfg.SourceURL); err != nil {
+	srcCfg, err := pgx.ParseConfig(cfg.SourceURL)
+	if err != nil {
+		return r, fmt.Errorf("connect source %s: %w", routes.Redact(cfg.SourceURL), err)
+	}
+	postgres.Session(srcCfg.RuntimeParams)
+	if r.src, err = pgx.ConnectConfig(ctx, srcCfg); err != nil {
 		return r, fmt.Errorf("connect source %s: %w", routes.Redact(cfg.SourceURL), err)
 	}
 	if r.source, err = routes.OpenSource(ctx, cfg.SourceURL); err != nil {

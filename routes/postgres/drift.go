@@ -101,6 +101,7 @@ type bound struct {
 	column, typ, src string // typ: the destination's, format_type's; src the staged column's
 	length           int
 	array            bool // the length is each element's (a varchar(n)[])
+	bytes            bool // "char", name: a length in bytes (the database's encoding)
 }
 
 // checkLengths refuses, before the final insert, a staged value longer
@@ -115,9 +116,13 @@ func (st *stage) checkLengths(ctx context.Context, tx pgx.Tx) error {
 	}
 	sel := make([]string, len(st.bounds))
 	for i, b := range st.bounds {
-		v := fmt.Sprintf("char_length(%s::text)", quoteIdent(b.column))
+		f := "char_length"
+		if b.bytes {
+			f = "octet_length"
+		}
+		v := fmt.Sprintf("%s(%s::text)", f, quoteIdent(b.column))
 		if b.array { // the longest element (unnest flattens every dimension)
-			v = fmt.Sprintf("(SELECT max(char_length(e::text)) FROM unnest(%s) e)", quoteIdent(b.column))
+			v = fmt.Sprintf("(SELECT max(%s(e::text)) FROM unnest(%s) e)", f, quoteIdent(b.column))
 		}
 		sel[i] = fmt.Sprintf("COALESCE(max(%s), 0)", v)
 	}
@@ -128,8 +133,12 @@ func (st *stage) checkLengths(ctx context.Context, tx pgx.Tx) error {
 	}
 	for i, b := range st.bounds {
 		if n := int(longest[i]); n > b.length {
-			return routes.TooLongError(st.dest, b.column, b.typ, n, false,
-				fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(st.dest), quoteIdent(b.column), strings.Replace(b.typ, fmt.Sprintf("(%d)", b.length), fmt.Sprintf("(%d)", n), 1)))
+			to := strings.Replace(b.typ, fmt.Sprintf("(%d)", b.length), fmt.Sprintf("(%d)", n), 1)
+			if to == b.typ { // "char", name: no length to lengthen
+				to = "text"
+			}
+			return routes.TooLongError(st.dest, b.column, b.typ, n, b.bytes,
+				fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(st.dest), quoteIdent(b.column), to))
 		}
 	}
 	return nil
@@ -288,7 +297,9 @@ var pgKindTypes = map[pgKind]routes.ColumnType{
 	kindInt8: {Kind: routes.KindInt, Bits: 63}, kindOID: {Kind: routes.KindInt, Bits: 32},
 	kindFloat4: {Kind: routes.KindFloat, Bits: 32}, kindFloat8: {Kind: routes.KindFloat, Bits: 64},
 	kindText: {Kind: routes.KindText}, kindVarchar: {Kind: routes.KindText}, kindBpchar: {Kind: routes.KindText},
-	kindChar: {Kind: routes.KindText}, kindName: {Kind: routes.KindText},
+	// "char" keeps a text's first byte, name its first 63 (NAMEDATALEN-1),
+	// without an error: a length in bytes (CheckLength)
+	kindChar: {Kind: routes.KindText, Length: 1, Bytes: true}, kindName: {Kind: routes.KindText, Length: 63, Bytes: true},
 	kindJSON: {Kind: routes.KindJSON}, kindJSONB: {Kind: routes.KindJSON}, kindBytea: {Kind: routes.KindBinary},
 	kindDate: {Kind: routes.KindDate}, kindTime: {Kind: routes.KindTime}, kindTimestamp: {Kind: routes.KindTimestamp},
 	kindUUID: {Kind: routes.KindUUID},
@@ -324,7 +335,7 @@ func driftSQL(dest routes.TableRef, staged, have []pgColumn) ([]string, []bound,
 			de, se, array := elements(d.rule(), s.rule())
 			if n := routes.CheckLength(pgColumnType(de), pgColumnType(se)); n > 0 {
 				// typ: the base type a domain's message and ALTER name
-				bounds = append(bounds, bound{column: s.name, typ: d.rule(), src: s.typ, length: n, array: array})
+				bounds = append(bounds, bound{column: s.name, typ: d.rule(), src: s.typ, length: n, array: array, bytes: pgColumnType(de).Bytes})
 			}
 		}
 	}

@@ -41,6 +41,29 @@ var (
 	_ routes.StateLister = (*Endpoint)(nil)
 )
 
+// sessionParams are the settings of every connection weir opens to
+// PostgreSQL, over the role's, the database's and the URL's own (ALTER
+// ROLE … SET, ALTER DATABASE … SET): the text weir reads back is printed
+// under them — pgoutput's values, a cursor's or key's ::text. A role with
+// extra_float_digits = 0 printed 0.30000000000000004 as 0.3 (the WAL
+// landed it so, exit 0), DateStyle 'SQL, DMY' printed 2 January as
+// 02/01/2024, which the destination read as 1 February; the interval
+// reader (routes.ParseInterval) reads IntervalStyle postgres.
+var sessionParams = map[string]string{"DateStyle": "ISO, MDY", "IntervalStyle": "postgres", "extra_float_digits": "3"}
+
+// Session sets sessionParams in a connection's startup parameters, which
+// take precedence over a role's or database's settings.
+func Session(runtimeParams map[string]string) {
+	for k, v := range sessionParams {
+		for p := range runtimeParams { // a URL's own, in any case (DateStyle, datestyle)
+			if strings.EqualFold(p, k) {
+				delete(runtimeParams, p)
+			}
+		}
+		runtimeParams[k] = v
+	}
+}
+
 // maxConns leaves room for the widest budget plus the lock and snapshot
 // connections.
 const maxConns = 40
@@ -55,6 +78,7 @@ func open(ctx context.Context, u *routes.URL) (routes.Endpoint, error) {
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "weir"
 	}
+	Session(cfg.ConnConfig.RuntimeParams)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
