@@ -50,15 +50,22 @@ type Tx interface {
 	Rollback()
 }
 
-// FlushChanges bounds a run's memory: every FlushChanges changes (a
-// changelog: ops) the window hands what it holds to the open transaction
-// and forgets it. Tests lower it to make chunk boundaries fall everywhere.
-var FlushChanges = 20000
-
-// FlushBytes bounds a chunk by the size of its row values as well: 20,000
-// wide rows (changes of a table with a few large text columns) held 1.5 GB
-// with the apply's copies of them.
-var FlushBytes = 64 << 20
+// FlushChanges and FlushBytes are the apply's one chunk policy, for every
+// capture and destination: the window hands what it holds to the open
+// transaction and forgets it once it holds FlushChanges changes (a
+// changelog: ops) or once the rows it holds reach FlushBytes, estimated
+// (rowBytes: each value's interface, header and bytes, and a row's
+// slice, Upsert and map entry), whichever comes first. FlushBytes is set
+// just above what FlushChanges rows of five narrow columns hold (bench/
+// cdc.sh's 5-column row: about 340 B estimated, 6.7 MB a chunk; 7 MiB), so that
+// narrow tables keep FlushChanges-change chunks and a wider table's chunks
+// hold about as many bytes, not 3× them at 15 columns, nor 1.5 GB at
+// 20 000 rows of large text (docs/cdc.md, chunks). Tests lower both to
+// make chunk boundaries fall everywhere.
+var (
+	FlushChanges = 20000
+	FlushBytes   = 7 << 20
+)
 
 // Open begins one incremental run into dst: the destination transaction
 // (a changelog's when changelog is set, else a replica's) and a window

@@ -91,28 +91,49 @@ func (w *Window) Add(t *Table, c Change) error {
 	}
 	w.Changes++
 	w.held++
-	w.heldBytes += rowBytes(c.Before) + rowBytes(c.After)
+	w.heldBytes += rowBytes(c.After) + keyBytes(c.Key)
 	return w.flushFull()
 }
 
-// rowBytes estimates what a row's values hold in memory: their bytes and
-// a word or two per value.
+// rowBytes estimates what one held row costs in memory: its values (an
+// interface each, plus a string's header and bytes, a []byte's header and
+// bytes, a boxed scalar's word) and rowOverhead for the row's slice, its
+// Upsert or LogOp and its map entry. It is the measure FlushBytes bounds,
+// so that a chunk of wide rows holds about what one of narrow rows does
+// (docs/cdc.md, chunks). A change's before image is not counted: the fold
+// keeps its key only (keyBytes), the changelog the row it logs.
 func rowBytes(row []any) int {
+	if row == nil {
+		return 0
+	}
+	return rowOverhead + keyBytes(row)
+}
+
+// rowOverhead is a held row's fixed cost: its []any header, the Upsert
+// (or LogOp) pointing at it and the map entry holding its encoded key.
+const rowOverhead = 96
+
+// keyBytes estimates what values cost in memory, without a row's overhead.
+func keyBytes(vals []any) int {
 	n := 0
-	for _, v := range row {
-		n += 16
+	for _, v := range vals {
+		n += 16 // the interface
 		switch x := v.(type) {
+		case nil:
 		case string:
-			n += len(x)
+			n += 16 + len(x)
 		case []byte:
-			n += len(x)
+			n += 24 + len(x)
+		default:
+			n += 8 // a boxed scalar (a time or a decimal: more, rare in bulk)
 		}
 	}
 	return n
 }
 
 // flushFull hands what the window holds to its open transaction once it
-// holds FlushChanges changes (ops) or FlushBytes of row values, then
+// holds FlushChanges changes (ops) or an estimated FlushBytes of rows
+// (rowBytes), then
 // forgets it: a replica's later
 // chunks read what they need (Unchanged values) from the destination, a
 // changelog's from the log, both as the same transaction wrote them.

@@ -125,11 +125,20 @@ func pgText(v any) string {
 }
 
 // appendCopyEscaped appends s with COPY text's escapes for backslash,
-// newline, carriage return and tab.
+// newline, carriage return and tab. It reads s 8 bytes a word first
+// (mayEscape) and appends it whole when no word can hold one of them, as
+// nearly every value does; from the first word that may, byte by byte.
 func appendCopyEscaped(b []byte, s string) []byte {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if mayEscape(uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56) {
+			break
+		}
+	}
 	start := 0
-	for i := 0; i < len(s); i++ {
-		if !copySpecial[s[i]] { // most bytes: one look-up
+	for ; i < len(s); i++ {
+		if !copySpecial[s[i]] { // one look-up a byte
 			continue
 		}
 		var esc string
@@ -147,6 +156,16 @@ func appendCopyEscaped(b []byte, s string) []byte {
 		start = i + 1
 	}
 	return append(b, s[start:]...)
+}
+
+// mayEscape reports whether a word of 8 bytes may hold a byte COPY text
+// escapes: a backslash, or a byte below 0x0e (tab, newline and carriage
+// return are 0x09, 0x0a, 0x0d; the other control bytes below it only
+// send the word to the byte loop, which leaves them as they are).
+func mayEscape(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	bs := x ^ (ones * '\\')                            // a zero byte where x holds a backslash
+	return ((bs-ones)&^bs|(x-ones*0x0e)&^x)&highs != 0 // a zero byte, or a byte below 0x0e
 }
 
 // copySpecial marks the bytes COPY's text format escapes.
