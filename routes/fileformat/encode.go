@@ -88,9 +88,12 @@ func parquetable(f arrow.Field) bool {
 // parquetEncoder gathers batches until they hold RowGroupBytes of Arrow
 // data, then writes them as one row group: memory stays near one row group.
 type parquetEncoder struct {
-	fw      *pqarrow.FileWriter
-	schema  *arrow.Schema // of the file
-	text    []bool        // columns written as text
+	w       io.Writer
+	opts    EncoderOptions
+	fw      *pqarrow.FileWriter // made at the first row group (see writer)
+	dict    []bool              // columns written with a dictionary (set by writer)
+	schema  *arrow.Schema       // of the file
+	text    []bool              // columns written as text
 	mem     memory.Allocator
 	target  int64
 	pending []arrow.RecordBatch
@@ -102,19 +105,96 @@ type writerOnly struct{ io.Writer }
 
 func newParquetEncoder(w io.Writer, schema *arrow.Schema, opts EncoderOptions) (*parquetEncoder, error) {
 	fs := FileSchema(schema, Parquet)
-	fw, err := pqarrow.NewFileWriter(fs, writerOnly{w}, writerProps(fs, opts), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(opts.Allocator)))
-	if err != nil {
+	// The writer is made at the first row group; its schema is checked now.
+	if _, err := pqarrow.ToParquet(fs, writerProps(fs, opts, DictionaryColumns(fs)), arrowProps(opts)); err != nil {
 		return nil, fmt.Errorf("parquet writer: %w", err)
 	}
-	e := &parquetEncoder{fw: fw, schema: fs, mem: opts.Allocator, target: opts.RowGroupBytes, text: make([]bool, len(fs.Fields()))}
+	e := &parquetEncoder{w: w, opts: opts, schema: fs, mem: opts.Allocator, target: opts.RowGroupBytes, text: make([]bool, len(fs.Fields()))}
 	for i := range e.text {
 		e.text[i] = !arrow.TypeEqual(fs.Field(i).Type, schema.Field(i).Type)
 	}
 	return e, nil
 }
 
+func arrowProps(opts EncoderOptions) pqarrow.ArrowWriterProperties {
+	return pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(opts.Allocator))
+}
+
+// writer is the file's writer, made at the first row group so that its
+// dictionaries can be chosen from that row group's values (dictionaryColumns).
+func (e *parquetEncoder) writer() (*pqarrow.FileWriter, error) {
+	if e.fw != nil {
+		return e.fw, nil
+	}
+	dict := e.dictionaryColumns()
+	fw, err := pqarrow.NewFileWriter(e.schema, writerOnly{e.w}, writerProps(e.schema, e.opts, dict), arrowProps(e.opts))
+	if err != nil {
+		return nil, fmt.Errorf("parquet writer: %w", err)
+	}
+	e.fw, e.dict = fw, make([]bool, len(e.schema.Fields()))
+	for _, name := range dict {
+		e.dict[e.schema.FieldIndices(name)[0]] = true
+	}
+	return fw, nil
+}
+
+// dictionaryColumns are the DictionaryColumns whose values in the first row
+// group (the pending batches) do not fill a dictionary of DictionaryLimit
+// bytes, counted as arrow-go counts them (each distinct value's length + 4).
+// A column that fills it there would give up its dictionary in every row
+// group after hashing a few thousand values into it (TPC-H's l_comment:
+// ~5,000 values of each 4 MiB row group, and arrow-go's memo table
+// allocates on every lookup); such a column is written plain from the
+// start. The values written are the same either way. A column whose first
+// row group has few distinct values keeps its dictionary, and gives it up
+// by the limit as before if later row groups have more.
+func (e *parquetEncoder) dictionaryColumns() []string {
+	var out []string
+	for _, name := range DictionaryColumns(e.schema) {
+		i := e.schema.FieldIndices(name)[0]
+		if !fillsDictionary(e.pending, i) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// fillsDictionary: the distinct values of column i of recs reach
+// DictionaryLimit bytes. It stops hashing as soon as they do.
+func fillsDictionary(recs []arrow.RecordBatch, i int) bool {
+	seen := map[string]struct{}{}
+	size := 0
+	for _, r := range recs {
+		var value func(int) string
+		switch a := r.Column(i).(type) {
+		case *array.String:
+			value = a.Value
+		case *array.LargeString:
+			value = a.Value
+		default:
+			return false
+		}
+		col := r.Column(i)
+		for j := range col.Len() {
+			if col.IsNull(j) {
+				continue
+			}
+			v := value(j) // a view of the batch's buffer: seen lives only here
+			if _, ok := seen[v]; ok {
+				continue
+			}
+			seen[v] = struct{}{}
+			if size += len(v) + 4; size >= DictionaryLimit {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // writerProps: the codec, statistics, row groups cut by the encoder (not by a
-// row count), and dictionary encoding only for top-level string columns.
+// row count), and dictionary encoding only for the columns dict (top-level
+// string columns: DictionaryColumns, less those dictionaryColumns drops).
 // Measured on PostgreSQL rows in 4 MiB row groups, dictionaries on
 // integers, floats and timestamps cost a third more CPU and made files
 // larger than zstd alone; on strings they help readers filter.
@@ -146,11 +226,11 @@ func DictionaryColumns(fs *arrow.Schema) []string {
 // integer form skips a big-endian byte array per value: four
 // decimal(15,2) columns of 100k rows encoded 2.5× faster (go test
 // -bench, 80–108 ms against 202–309 ms a file).
-func writerProps(fs *arrow.Schema, eo EncoderOptions) *parquet.WriterProperties {
+func writerProps(fs *arrow.Schema, eo EncoderOptions, dict []string) *parquet.WriterProperties {
 	opts := []parquet.WriterProperty{parquet.WithCompression(eo.Compression.codec()), parquet.WithCompressionLevel(eo.Compression.level()), parquet.WithAllocator(eo.Allocator),
 		parquet.WithStats(true), parquet.WithMaxRowGroupLength(1 << 40), parquet.WithDictionaryDefault(false),
 		parquet.WithDictionaryPageSizeLimit(DictionaryLimit), parquet.WithStoreDecimalAsInteger(true)}
-	for _, name := range DictionaryColumns(fs) {
+	for _, name := range dict {
 		opts = append(opts, parquet.WithDictionaryFor(name, true))
 	}
 	return parquet.NewWriterProperties(opts...)
@@ -214,20 +294,103 @@ func (e *parquetEncoder) flush() error {
 	if len(e.pending) == 0 {
 		return nil
 	}
-	tbl := array.NewTableFromRecords(e.schema, e.pending)
-	defer tbl.Release()
 	defer e.Discard()
-	if err := e.fw.WriteTable(tbl, max(tbl.NumRows(), 1)); err != nil {
+	fw, err := e.writer()
+	if err != nil {
+		return err
+	}
+	if err := fw.NewRowGroupChecked(); err != nil {
 		return fmt.Errorf("write row group: %w", err)
 	}
+	chunks := make([]arrow.Array, len(e.pending))
+	for i, f := range e.schema.Fields() {
+		for j, r := range e.pending {
+			chunks[j] = r.Column(i)
+		}
+		var col *arrow.Chunked
+		if d := e.dictionaryArray(i, chunks); d != nil {
+			col = arrow.NewChunked(d.DataType(), []arrow.Array{d})
+			d.Release()
+		} else {
+			col = arrow.NewChunked(f.Type, chunks)
+		}
+		err := fw.WriteColumnChunked(col, 0, int64(col.Len()))
+		col.Release()
+		if err != nil {
+			return fmt.Errorf("write row group: column %q: %w", f.Name, err)
+		}
+	}
 	return nil
+}
+
+// dictionaryArray is column i of a row group (its chunks) as one Arrow
+// dictionary array, or nil: when the column has no dictionary, is not a
+// string, its distinct values reach DictionaryLimit bytes (then arrow-go
+// hashes it and gives the dictionary up, as before), it holds no value, or
+// it holds the empty string (arrow-go v18.8's ByteArrayStatistics.UpdateFromArrow,
+// which takes a dictionary's statistics, skips empty values, so a min of ""
+// would be lost; TestParquet_DictionaryOnlyWhereItHolds checks it). arrow-go writes a
+// dictionary array's indices as they are and hashes only its dictionary;
+// it otherwise hashes every value into its memo table, which allocates on
+// each (12 % of weir's CPU on TPC-H lineitem's four short string columns).
+// The file is the same: the dictionary holds the values in the order first
+// seen, as arrow-go's does, and the statistics are taken from it.
+func (e *parquetEncoder) dictionaryArray(i int, chunks []arrow.Array) arrow.Array {
+	if !e.dict[i] || e.schema.Field(i).Type.ID() != arrow.STRING {
+		return nil
+	}
+	n := 0
+	for _, c := range chunks {
+		n += c.Len()
+	}
+	idx := array.NewInt32Builder(e.mem)
+	defer idx.Release()
+	idx.Reserve(n)
+	vals := array.NewStringBuilder(e.mem)
+	defer vals.Release()
+	seen := map[string]int32{}
+	size := 0
+	for _, c := range chunks {
+		s := c.(*array.String)
+		for j := range s.Len() {
+			if s.IsNull(j) {
+				idx.UnsafeAppendBoolToBitmap(false)
+				continue
+			}
+			v := s.Value(j) // a view of the batch's buffer: seen lives only here
+			if v == "" {
+				return nil // arrow-go's statistics of a dictionary skip "": min would be wrong
+			}
+			k, ok := seen[v]
+			if !ok {
+				if size += len(v) + 4; size >= DictionaryLimit {
+					return nil
+				}
+				k = int32(len(seen))
+				seen[v] = k
+				vals.Append(v)
+			}
+			idx.UnsafeAppend(k)
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	ia, va := idx.NewArray(), vals.NewArray()
+	defer ia.Release()
+	defer va.Release()
+	return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, ia, va)
 }
 
 func (e *parquetEncoder) Close() error {
 	if err := e.flush(); err != nil {
 		return err
 	}
-	if err := e.fw.Close(); err != nil {
+	fw, err := e.writer() // no rows: a file of no row groups
+	if err != nil {
+		return err
+	}
+	if err := fw.Close(); err != nil {
 		return fmt.Errorf("parquet footer: %w", err)
 	}
 	return nil
@@ -241,6 +404,9 @@ func ParquetMetadata(e Encoder) (*metadata.FileMetaData, error) {
 	pe, ok := e.(*parquetEncoder)
 	if !ok {
 		return nil, fmt.Errorf("parquet metadata: %T is not a Parquet encoder", e)
+	}
+	if pe.fw == nil {
+		return nil, fmt.Errorf("parquet metadata: the encoder was not closed")
 	}
 	md, err := pe.fw.FileMetadata()
 	if err != nil {
