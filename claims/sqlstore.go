@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/weirhq/weir/routes"
 )
 
 // sqlStore is the claim store over one SQL table; dialect holds what
@@ -65,8 +68,38 @@ func (s *sqlStore) create(ctx context.Context, schema string) error {
 		if err != nil {
 			return fmt.Errorf("claims: create %s: %w", s.table, err)
 		}
-		return nil
+		return s.checkTable(ctx, tx)
 	})
+}
+
+// claimColumns are the columns of the claim table create makes.
+var claimColumns = []string{"task", "bucket", "buckets", "owner", "token", "expires_ms", "done"}
+
+// checkTable refuses a claim table that is not weir's (another tool's
+// table of that name, which CREATE TABLE IF NOT EXISTS kept): weir
+// would plan buckets into it, and used to fail on its columns at the
+// first plan, exit 1.
+func (s *sqlStore) checkTable(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT * FROM {t} WHERE 1 = 0`))
+	if err != nil {
+		return fmt.Errorf("claims: check %s: %w", s.table, err)
+	}
+	have, err := rows.Columns()
+	rows.Close()
+	if err != nil {
+		return fmt.Errorf("claims: check %s: %w", s.table, err)
+	}
+	var missing []string
+	for _, c := range claimColumns {
+		if !slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, c) }) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %s is not weir's claim table: it has no column %s (rename that table, or give the claim store another schema= or file)",
+			routes.ErrBadInput, s.table, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // tx runs f in one transaction, committed when f returns nil.

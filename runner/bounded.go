@@ -223,6 +223,9 @@ func (r *Report) fold(b *Report) {
 	r.RowsIn += b.RowsIn
 	r.RowsOut += b.RowsOut
 	r.Quarantined += b.Quarantined
+	if b.QuarantineTable.Name != "" {
+		r.QuarantineTable = b.QuarantineTable
+	}
 	for name, o := range b.Offsets {
 		if prev, ok := r.Offsets[name]; ok {
 			o.From = prev.From

@@ -127,6 +127,7 @@ func (r *Runner) newModelRun(ctx context.Context, t *dagfile.Task, rep *Report) 
 	}
 	run := &modelRun{r: r, t: t, m: m, rep: rep, mode: mode, sink: sink, ref: ref,
 		qref: QuarantineTable(ref, sink)}
+	rep.QuarantineTable = run.qref
 	if run.marks, run.found, err = incremental.LoadMarks(ctx, sink, ref, t.Name); err != nil {
 		return nil, fmt.Errorf("sink %s: %w", m.Sink, err)
 	}

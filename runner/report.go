@@ -36,6 +36,11 @@ type Report struct {
 	ElapsedMS   int64                  `json:"elapsed_ms"`
 	Error       string                 `json:"error,omitempty"`
 	start       time.Time
+
+	// QuarantineTable is the table Quarantined counts rows of, as the run
+	// named it (QuarantineTable: <sink>__quarantine, shortened to fit the
+	// sink's identifier limit); empty for a transfer.
+	QuarantineTable routes.TableRef `json:"-"`
 }
 
 // ContractResult is the outcome of a task's contract check: for a stream,

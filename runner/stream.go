@@ -123,6 +123,7 @@ func (r *Runner) newStreamSink(ctx context.Context, t *dagfile.Task, rep *Report
 	run := &streamRun{r: r, t: t, s: s, rep: rep, mode: routes.ModeAppend, sink: sink, ref: ref,
 		qref: QuarantineTable(ref, sink),
 		size: cmpOrInt(s.BatchSize, DefaultBatchSize), interval: cmpOrDur(s.BatchInterval, DefaultBatchInterval)}
+	rep.QuarantineTable = run.qref
 	if s.Materialization == "merge" {
 		run.mode = routes.ModeMerge
 	}

@@ -64,6 +64,9 @@ func TestCLI_BadInputExit2(t *testing.T) {
 	pg.Exec(t, ctx, "CREATE SCHEMA "+alien, "CREATE TABLE "+alien+"._weir_state (x int)")
 	t.Cleanup(func() { pg.Pool.Exec(context.Background(), "DROP SCHEMA "+alien+" CASCADE") })
 	my.Exec(t, ctx, "CREATE TABLE "+my.Ref("_weir_state")+" (x int)")
+	pg.Exec(t, ctx, "CREATE TABLE "+pg.Ref("emoji")+" (id bigint PRIMARY KEY, v text)", "INSERT INTO "+pg.Ref("emoji")+" VALUES (1, 'a😀')")
+	my3 := mysqltest.New(t) // no _weir_state of another tool's
+	my3.Exec(t, ctx, "CREATE TABLE "+my3.Ref("emoji")+" (id bigint PRIMARY KEY, v varchar(20) CHARACTER SET utf8mb3)")
 	src, tbl := pg.URL(), pg.Ref("t")
 	dest := func(name string) string { return pg.Schema + "." + name }
 	badPG := strings.Replace(pg.URL(), "root@", "weir_no_such_user@", 1)
@@ -95,6 +98,8 @@ func TestCLI_BadInputExit2(t *testing.T) {
 		{"_weir_state of the wrong shape postgres, append", []string{"transfer", src, src, "--table", tbl, "--dest-table", alien + ".t", "--mode", "append"}, "not weir's state table"},
 		{"_weir_state of the wrong shape postgres, replace", []string{"transfer", src, src, "--table", tbl, "--dest-table", alien + ".t"}, "not weir's state table"},
 		{"_weir_state of the wrong shape mysql", []string{"transfer", src, my.URL(), "--table", tbl, "--dest-table", my.Ref("t")}, "not weir's state table"},
+		{"a character the mysql column's set cannot hold", []string{"transfer", src, my3.URL(), "--table", pg.Ref("emoji"), "--dest-table", my3.Ref("emoji"), "--mode", "append", "--cursor", "id"}, "CONVERT TO CHARACTER SET utf8mb4"},
+		{"mysql URL sets sql_mode", []string{"transfer", src, withParam(my.URL(), "sql_mode=%27%27"), "--table", tbl, "--dest-table", my.Ref("x")}, "sql_mode"},
 		{"destination is the source table", []string{"transfer", src, src, "--table", tbl}, "is the source table itself"},
 		{"no table", []string{"transfer", src, src}, "no table to transfer"},
 		{"no args", []string{"transfer"}, "usage: weir transfer SRC DST"},

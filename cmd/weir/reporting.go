@@ -225,9 +225,9 @@ func (rs *reporters) reportLineage(ctx context.Context, rep *runner.Report, runE
 		}
 		ri.Outputs = append(ri.Outputs, d)
 	}
-	if rep != nil && rep.Quarantined > 0 {
-		q := rs.t.Sink()
-		q.Table += runner.QuarantineSuffix
+	if rep != nil && rep.Quarantined > 0 && rep.QuarantineTable.Name != "" {
+		q := rs.t.Sink() // the quarantine is in the sink's schema, named by the runner (runner.QuarantineTable)
+		q.Table = rep.QuarantineTable.Name
 		if d, ok := rs.dataset(q); ok {
 			d.WithRowCount(rep.Quarantined)
 			ri.Outputs = append(ri.Outputs, d)

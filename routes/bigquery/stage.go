@@ -38,6 +38,13 @@ func (e *Endpoint) Prepare(ctx context.Context, info *routes.TableInfo, opts rou
 	if err := e.ensureDataset(ctx, dest.Schema); err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", dest, err)
 	}
+	if md, err := e.tableMeta(ctx, stateRef(dest.Schema)); err != nil { // another tool's _weir_state: refused before anything is locked or loaded
+		return nil, fmt.Errorf("prepare %s: %w", dest, err)
+	} else if md != nil {
+		if err := checkStateSchema(stateRef(dest.Schema), md); err != nil {
+			return nil, err
+		}
+	}
 	lease, err := e.acquire(ctx, dest, opts.RunID)
 	if err != nil {
 		return nil, err

@@ -79,7 +79,32 @@ func (e *Endpoint) ensureStateTable(ctx context.Context, dataset string) error {
 	if err != nil && httpCode(err) != http.StatusConflict {
 		return fmt.Errorf("create %s.%s: %w", dataset, StateTable, err)
 	}
-	return nil
+	if err == nil {
+		return nil
+	}
+	md, err := e.tableMeta(ctx, stateRef(dataset))
+	if err != nil || md == nil {
+		return err
+	}
+	return checkStateSchema(stateRef(dataset), md)
+}
+
+// checkStateSchema refuses a _weir_state that is not weir's (another
+// tool's table of that name) before a row moves: weir would read
+// watermarks from it and write its commits into it.
+func checkStateSchema(t routes.TableRef, md *bq.TableMetadata) error {
+	have := make([]string, len(md.Schema))
+	for i, f := range md.Schema {
+		have[i] = f.Name
+	}
+	want := make([]string, len(stateSchema))
+	for i, f := range stateSchema {
+		want[i] = f.Name
+	}
+	if len(have) == 0 { // a table with no columns is not weir's either
+		have = []string{""}
+	}
+	return routes.CheckStateColumns(t, have, want)
 }
 
 // insertStateSQL inserts r inside a transaction; its version is at least
@@ -121,6 +146,9 @@ func (e *Endpoint) loadState(ctx context.Context, dataset string, r stateRow) er
 func (e *Endpoint) readState(ctx context.Context, dest routes.TableRef, source string) (stateRow, bool, error) {
 	md, err := e.tableMeta(ctx, stateRef(dest.Schema))
 	if err != nil || md == nil {
+		return stateRow{}, false, err
+	}
+	if err := checkStateSchema(stateRef(dest.Schema), md); err != nil {
 		return stateRow{}, false, err
 	}
 	q := e.client.Query(fmt.Sprintf(`SELECT %s

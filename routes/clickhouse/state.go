@@ -72,7 +72,31 @@ func (r stateRecord) prevState() (routes.State, bool) {
 
 func stateTable(db string) routes.TableRef { return routes.TableRef{Schema: db, Name: StateTable} }
 
+// checkStateTable refuses a _weir_state that is not weir's (another
+// tool's table of that name) before a row moves: weir would read
+// watermarks from it and insert its commits into it, and used to fail
+// raw on the columns it lacks (exit 1). A missing table is fine.
+func (e *Endpoint) checkStateTable(ctx context.Context, db string) error {
+	t := stateTable(db)
+	rows, err := queryStrings(ctx, e.conn, fmt.Sprintf("SELECT name FROM system.columns WHERE database = %s AND table = %s", quoteLiteral(db), quoteLiteral(t.Name)))
+	if err != nil {
+		return fmt.Errorf("check %s: %w", t, err)
+	}
+	have := make([]string, len(rows))
+	for i, r := range rows {
+		have[i] = r[0]
+	}
+	want := make([]string, len(stateColumns))
+	for i, c := range stateColumns {
+		want[i] = c[0]
+	}
+	return routes.CheckStateColumns(t, have, want)
+}
+
 func (e *Endpoint) ensureStateTable(ctx context.Context, db string) error {
+	if err := e.checkStateTable(ctx, db); err != nil {
+		return err
+	}
 	defs := make([]string, len(stateColumns))
 	for i, c := range stateColumns {
 		defs[i] = c[0] + " " + c[1]
@@ -107,6 +131,9 @@ func (e *Endpoint) readState(ctx context.Context, dest routes.TableRef, source s
 		return stateRecord{}, false, nil
 	}
 	if err != nil {
+		if cerr := e.checkStateTable(ctx, dest.Schema); cerr != nil { // another tool's _weir_state: say so, not its missing column
+			return stateRecord{}, false, cerr
+		}
 		return stateRecord{}, false, fmt.Errorf("load state of %s: %w", dest, err)
 	}
 	if row[0] == "0" {

@@ -66,6 +66,12 @@ func config(u *routes.URL) (*driver.Config, options, error) {
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
+	for k := range cfg.Params { // the driver sends SET <k>=<v>: the server takes SQL_MODE for sql_mode
+		if strings.EqualFold(k, "sql_mode") {
+			return nil, opts, routes.BadInput("mysql URL %s: parameter %s: weir sets the session's sql_mode itself (%s: strict, so a value a column cannot hold fails instead of landing changed, and literals quoted as weir writes them); remove it from the URL",
+				u, k, strings.Trim(sessionParams["sql_mode"], "'"))
+		}
+	}
 	for k, v := range sessionParams {
 		if _, set := cfg.Params[k]; !set {
 			cfg.Params[k] = v

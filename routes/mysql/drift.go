@@ -66,15 +66,17 @@ func (st *stage) checkDrift(ctx context.Context) error {
 	return err
 }
 
-// bound is a destination column of a declared length the source's
-// column is not bounded by (routes.CheckLength): checkLengths reads the
-// staged values' lengths before they land.
+// bound is a destination column whose values checkLengths reads before
+// they land: one of a declared length the source's column is not bounded
+// by (routes.CheckLength), or a text column in a character set narrower
+// than the staged utf8mb4 (narrow).
 type bound struct {
 	column, typ, src string // typ: the destination's COLUMN_TYPE; src the staged column's
 	keep             string // the destination's COLLATE and NULL, which an ALTER must keep
-	length           int
+	length           int    // 0: no declared length to check
 	bytes            bool   // varbinary(n), TINYTEXT, BLOB, …: a length in bytes
 	charset          string // the destination's character set, in which a text's bytes are counted
+	narrow           bool   // charset is not utf8mb4: a staged character it has no code for is refused
 }
 
 // checkLengths refuses, before the final insert, a staged value longer
@@ -86,17 +88,33 @@ type bound struct {
 // or a TINYTEXT's, TEXT's or BLOB's bytes (a text's in the destination's
 // character set). MariaDB's INSERT … SELECT keeps only a too-long TEXT's or
 // BLOB's length modulo 256 (65536, …), strict mode or not, with no note:
-// 260 bytes land as their first 4. A char(n) destination is never bound: it holds only a char(m ≤ n)
-// (routes.Holds).
+// 260 bytes land as their first 4. A char(n) destination is never
+// length-bound: it holds only a char(m ≤ n) (routes.Holds).
+//
+// The same scan refuses a staged character a narrow destination column
+// (latin1, utf8mb3: an emoji, 𝄞, 名 into latin1) has no code for. Strict
+// mode fails the INSERT … SELECT on it with the server's raw "Incorrect
+// string value" (exit 1, the value in the message); a session that is
+// not strict stores '?' (weir's always is: sessionParams). A value is
+// representable when converting it to the column's set and back gives
+// its bytes again.
 func (st *stage) checkLengths(ctx context.Context) error {
 	if len(st.bounds) == 0 {
 		return nil
 	}
-	sel := make([]string, len(st.bounds))
+	var sel []string
+	var dest []any
 	longest := make([]int64, len(st.bounds))
-	dest := make([]any, len(st.bounds))
+	lost := make([]int64, len(st.bounds))
 	for i, b := range st.bounds {
 		v := "s." + quoteIdent(b.column)
+		if b.narrow {
+			sel = append(sel, fmt.Sprintf("COALESCE(MAX(BINARY CONVERT(CONVERT(%s USING %s) USING utf8mb4) <> BINARY %s), 0)", v, b.charset, v))
+			dest = append(dest, &lost[i])
+		}
+		if b.length == 0 {
+			continue
+		}
 		f := "CHAR_LENGTH"
 		if b.bytes {
 			f = "LENGTH"
@@ -104,20 +122,32 @@ func (st *stage) checkLengths(ctx context.Context) error {
 				v = fmt.Sprintf("CONVERT(%s USING %s)", v, b.charset)
 			}
 		}
-		sel[i] = fmt.Sprintf("COALESCE(MAX(%s(%s)), 0)", f, v)
-		dest[i] = &longest[i]
+		sel = append(sel, fmt.Sprintf("COALESCE(MAX(%s(%s)), 0)", f, v))
+		dest = append(dest, &longest[i])
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s AS s", strings.Join(sel, ", "), ident(st.table))
 	if err := st.lock.conn.QueryRowContext(ctx, q).Scan(dest...); err != nil {
 		return fmt.Errorf("check the lengths of the values for %s: %w", st.dest, err)
 	}
 	for i, b := range st.bounds {
-		if n := int(longest[i]); n > b.length {
+		if lost[i] != 0 {
+			return charsetError(st.dest, b)
+		}
+		if n := int(longest[i]); b.length > 0 && n > b.length {
 			return routes.TooLongError(st.dest, b.column, b.typ, n, b.bytes,
 				fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s", ident(st.dest), quoteIdent(b.column), lengthened(b.typ, b.length, n), b.keep))
 		}
 	}
 	return nil
+}
+
+// charsetError is the refusal of a staged value the destination column's
+// character set cannot hold: bad input naming the column and its set,
+// never the value, and the ALTER that makes the table utf8mb4.
+func charsetError(dest routes.TableRef, b bound) *routes.ProbeError {
+	return &routes.ProbeError{Table: dest.String(), Column: b.column,
+		Problem: fmt.Sprintf("a source value holds a character the destination's %s CHARACTER SET %s cannot hold (MySQL would refuse it, or store '?' outside strict mode); nothing was written", b.typ, b.charset),
+		Hint:    fmt.Sprintf("convert the destination to utf8mb4 first (ALTER TABLE %s CONVERT TO CHARACTER SET utf8mb4), or start it over (--mode replace)", ident(dest))}
 }
 
 // lengthened is typ, of declared length length, made to hold n: a
@@ -155,8 +185,8 @@ func evolveReplica(ctx context.Context, conn *sql.Conn, t *cdc.Table) error {
 		return err
 	}
 	for _, b := range bounds { // the replica is weir's: a varchar(n) made text at the source becomes text
-		if myColumnType(b.src).Kind != myColumnType(b.typ).Kind {
-			continue // another kind: left to the insert, as before
+		if b.length == 0 || myColumnType(b.src).Kind != myColumnType(b.typ).Kind {
+			continue // no declared length (a narrow set only: left to the insert); another kind: left to the insert, as before
 		}
 		alters = append(alters, fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s", ident(t.Dest), quoteIdent(b.column), b.src, b.keep))
 	}
@@ -202,10 +232,11 @@ func driftSQL(dest routes.TableRef, staged, have []myColumn) ([]string, []bound,
 				fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s", ident(dest), quoteIdent(d.name), s.typ, null))
 		}
 		dt := myColumnType(d.typ)
-		if n := routes.CheckLength(dt, myColumnType(s.typ)); n > 0 {
-			charset, _, _ := strings.Cut(d.collation, "_")
+		charset, _, _ := strings.Cut(d.collation, "_")
+		narrow := dt.Kind == routes.KindText && charset != "" && charset != "utf8mb4" // the staged text is utf8mb4
+		if n := routes.CheckLength(dt, myColumnType(s.typ)); n > 0 || narrow {
 			bounds = append(bounds, bound{column: d.name, typ: d.typ, src: s.typ, keep: collate(d) + null, length: n,
-				bytes: dt.Kind == routes.KindBinary || dt.Bytes, charset: charset})
+				bytes: dt.Kind == routes.KindBinary || dt.Bytes, charset: charset, narrow: narrow})
 		}
 	}
 	return alters, bounds, nil

@@ -49,30 +49,39 @@ func TestHoldsMyType(t *testing.T) {
 // TestDriftSQL_Bounds: the destination columns whose declared length the
 // commit checks: a varchar(n) or varbinary(n) from a column not bounded
 // by it; never one the source's own length bounds, one widened first, or
-// a char(n) (it holds only a char(m ≤ n)).
+// a char(n) (it holds only a char(m ≤ n)). And every text column in a
+// character set other than utf8mb4, whose values are checked to convert
+// (narrow), with or without a length.
 func TestDriftSQL_Bounds(t *testing.T) {
 	tests := []struct {
 		dest, src string
 		want      []bound // column "v"
+		collation string  // the destination's
 	}{
-		{"varchar(3)", "longtext", []bound{{length: 3}}},
-		{"varchar(3)", "varchar(3)", nil},
-		{"varchar(5)", "varchar(3)", nil},
-		{"varchar(3)", "varchar(5)", nil}, // widened
-		{"varchar(3)", "char(2)", nil},
-		{"varchar(3)", "int(11)", []bound{{length: 3}}},
-		{"varbinary(3)", "blob", []bound{{length: 3, bytes: true}}},
-		{"char(3)", "char(2)", nil},
-		{"longtext", "longtext", nil},
+		{"varchar(3)", "longtext", []bound{{length: 3}}, ""},
+		{"varchar(3)", "varchar(3)", nil, ""},
+		{"varchar(5)", "varchar(3)", nil, ""},
+		{"varchar(3)", "varchar(5)", nil, ""}, // widened
+		{"varchar(3)", "char(2)", nil, ""},
+		{"varchar(3)", "int(11)", []bound{{length: 3}}, ""},
+		{"varbinary(3)", "blob", []bound{{length: 3, bytes: true}}, ""},
+		{"char(3)", "char(2)", nil, ""},
+		{"longtext", "longtext", nil, ""},
+		{"varchar(5)", "varchar(3)", []bound{{charset: "latin1", narrow: true}}, "latin1_swedish_ci"},
+		{"char(3)", "char(2)", []bound{{charset: "utf8mb3", narrow: true}}, "utf8mb3_general_ci"},
+		{"text", "longtext", []bound{{length: 65535, bytes: true, charset: "utf8mb3", narrow: true}}, "utf8mb3_general_ci"},
+		{"varchar(5)", "varchar(3)", nil, "utf8mb4_general_ci"},
+		{"varchar(3)", "longtext", []bound{{length: 3, charset: "utf8mb4"}}, "utf8mb4_general_ci"},
+		{"varbinary(5)", "varbinary(3)", nil, ""},
 	}
 	for _, tt := range tests {
-		_, got, err := driftSQL(routes.TableRef{Schema: "s", Name: "t"}, []myColumn{{name: "v", typ: tt.src, nullable: true}}, []myColumn{{name: "v", typ: tt.dest, nullable: true}})
+		_, got, err := driftSQL(routes.TableRef{Schema: "s", Name: "t"}, []myColumn{{name: "v", typ: tt.src, nullable: true}}, []myColumn{{name: "v", typ: tt.dest, collation: tt.collation, nullable: true}})
 		if err != nil {
 			t.Errorf("%s into %s: %v", tt.src, tt.dest, err)
 			continue
 		}
 		for i := range tt.want {
-			tt.want[i].column, tt.want[i].typ, tt.want[i].src, tt.want[i].keep = "v", tt.dest, tt.src, " NULL"
+			tt.want[i].column, tt.want[i].typ, tt.want[i].src, tt.want[i].keep = "v", tt.dest, tt.src, collate(myColumn{collation: tt.collation})+" NULL"
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s into %s: %+v, want %+v", tt.src, tt.dest, got, tt.want)
