@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/weirhq/weir/routes"
+	"github.com/weirhq/weir/routes/routestest"
 )
 
 // Env of the helper process: the dagfile and the task it runs.
@@ -62,6 +65,53 @@ func runKilled(t *testing.T, path, task, phase string) {
 	cmd := startPaused(t, path, task, phase)
 	cmd.Process.Kill() // SIGKILL
 	cmd.Wait()
+	waitBackendsGone(t, cmd)
+}
+
+// childAppName is the PostgreSQL application_name of a child's
+// connections (PGAPPNAME, which pgx reads), so that a test can tell them.
+func childAppName(cmd *exec.Cmd) string {
+	for _, e := range cmd.Env {
+		if v, ok := strings.CutPrefix(e, "PGAPPNAME="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waitBackendsGone waits until PostgreSQL has ended the backends of a
+// killed child: the server releases a dead client's session locks (the
+// sink's advisory lock) only when its backend reads the closed socket,
+// which on a loaded machine comes after the next run asked for the lock
+// (it failed as locked, exit 75: what a scheduler retries, not what the
+// kill tests are about).
+func waitBackendsGone(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	pg, app := os.Getenv("WEIR_TEST_PG"), childAppName(cmd)
+	if pg == "" || app == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, pg)
+	if err != nil {
+		t.Fatalf("wait for the killed child's backends: %v", err)
+	}
+	defer conn.Close(context.Background())
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", app).Scan(&n); err != nil {
+			t.Fatalf("wait for the killed child's backends: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the killed child's %d PostgreSQL backends did not end within 30 s", n)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // startPaused runs task in a child process and returns once it is paused
@@ -69,7 +119,8 @@ func runKilled(t *testing.T, path, task, phase string) {
 func startPaused(t *testing.T, path, task, phase string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), helperDagfile+"="+path, helperTask+"="+task, routes.CheckpointEnv+"="+phase)
+	cmd.Env = append(os.Environ(), helperDagfile+"="+path, helperTask+"="+task, routes.CheckpointEnv+"="+phase,
+		"PGAPPNAME="+routestest.Name("weir_child"))
 	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -141,6 +141,7 @@ func runKilledEnv(t *testing.T, path, task, phase string, env ...string) {
 	cmd := startPaused(t, path, task, phase, env...)
 	cmd.Process.Kill() // SIGKILL
 	cmd.Wait()
+	waitBackendsGone(t, cmd)
 }
 
 func lakeSink(t *testing.T) fullRefreshSink {
