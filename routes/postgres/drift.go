@@ -128,7 +128,7 @@ func (st *stage) checkLengths(ctx context.Context, tx pgx.Tx) error {
 	}
 	for i, b := range st.bounds {
 		if n := int(longest[i]); n > b.length {
-			return routes.TooLongError(st.dest, b.column, b.typ, n, false,
+			return routes.TooLongError(st.dest, b.column, b.typ, n, false, true,
 				fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(st.dest), quoteIdent(b.column), strings.Replace(b.typ, fmt.Sprintf("(%d)", b.length), fmt.Sprintf("(%d)", n), 1)))
 		}
 	}
