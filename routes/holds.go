@@ -194,11 +194,17 @@ func CheckLength(dest, src ColumnType) int {
 // destination column's declared length (CheckLength): bad input naming
 // the column, its type (typ), the value's length in characters (bytes
 // when bytes), never the value (it may be a secret), and what to run
-// (alter, the destination's statement that lengthens the column).
-func TooLongError(table TableRef, column, typ string, got int, bytes bool, alter string) *ProbeError {
-	unit, cut := "characters", "which cuts such a value (excess trailing spaces without an error)"
+// (alter, the destination's statement that lengthens the column). cuts:
+// the destination would cut such a value's excess trailing spaces
+// without an error (PostgreSQL, MySQL text); else it cannot hold it
+// (MySQL bytes, BigQuery's STRING(L), which fails the commit on it).
+func TooLongError(table TableRef, column, typ string, got int, bytes, cuts bool, alter string) *ProbeError {
+	unit, cut := "characters", "which cannot hold it"
 	if bytes {
-		unit, cut = "bytes", "which cannot hold it"
+		unit = "bytes"
+	}
+	if cuts {
+		cut = "which cuts such a value (excess trailing spaces without an error)"
 	}
 	return &ProbeError{Table: table.String(), Column: column,
 		Problem: fmt.Sprintf("a source value of %d %s is longer than the destination's %s, %s; nothing was written", got, unit, typ, cut),

@@ -312,7 +312,7 @@ func TestCheckLength(t *testing.T) {
 // TestTooLongError: bad input naming the table, column, its type, the
 // value's length and unit, and the statement to run.
 func TestTooLongError(t *testing.T) {
-	err := TooLongError(TableRef{Schema: "s", Name: "t"}, "v", "varbinary(3)", 6, true, "ALTER TABLE s.t MODIFY COLUMN v varbinary(6)")
+	err := TooLongError(TableRef{Schema: "s", Name: "t"}, "v", "varbinary(3)", 6, true, false, "ALTER TABLE s.t MODIFY COLUMN v varbinary(6)")
 	msg := err.Error()
 	for _, want := range []string{"s.t.v", "varbinary(3)", "6 bytes", "ALTER TABLE s.t MODIFY COLUMN v varbinary(6)", "nothing was written"} {
 		if !strings.Contains(msg, want) {

@@ -44,6 +44,11 @@ func (st *stage) Commit(ctx context.Context, state routes.State) error {
 	if err != nil {
 		return err
 	}
+	if md != nil && st.opts.Mode != routes.ModeReplace {
+		if err := st.checkLengths(ctx); err != nil {
+			return err
+		}
+	}
 	if err := routes.Checkpoint("commit"); err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func TestCheckDrift(t *testing.T) {
 			}
 			d := *tt.dest
 			d.Name = "V" // BigQuery compares names without case
-			err = checkSchema(dest, "`p.ds.t`", lay, bq.Schema{{Name: "id", Type: bq.IntegerFieldType}, &d})
+			_, err = checkSchema(dest, "`p.ds.t`", lay, bq.Schema{{Name: "id", Type: bq.IntegerFieldType}, &d})
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

@@ -91,15 +91,16 @@ func checkMode(info *routes.TableInfo, lay layout, opts routes.WriteOptions) err
 
 // stage is one run's staging table.
 type stage struct {
-	e     *Endpoint
-	info  *routes.TableInfo
-	lay   layout
-	opts  routes.WriteOptions
-	dest  routes.TableRef
-	table routes.TableRef // the staging table
-	lease *lease
-	mem   memory.Allocator
-	done  bool
+	e      *Endpoint
+	info   *routes.TableInfo
+	lay    layout
+	bounds []bound // destination STRING(L)/BYTES(L) columns checkLengths reads the staged values against (drift.go)
+	opts   routes.WriteOptions
+	dest   routes.TableRef
+	table  routes.TableRef // the staging table
+	lease  *lease
+	mem    memory.Allocator
+	done   bool
 }
 
 func (st *stage) create(ctx context.Context) error {

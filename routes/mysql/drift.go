@@ -134,7 +134,7 @@ func (st *stage) checkLengths(ctx context.Context) error {
 			return charsetError(st.dest, b)
 		}
 		if n := int(longest[i]); b.length > 0 && n > b.length {
-			return routes.TooLongError(st.dest, b.column, b.typ, n, b.bytes,
+			return routes.TooLongError(st.dest, b.column, b.typ, n, b.bytes, !b.bytes,
 				fmt.Sprintf("ALTER TABLE %s MODIFY COLUMN %s %s%s", ident(st.dest), quoteIdent(b.column), lengthened(b.typ, b.length, n), b.keep))
 		}
 	}

@@ -137,7 +137,7 @@ func (st *stage) checkLengths(ctx context.Context, tx pgx.Tx) error {
 			if to == b.typ { // "char", name: no length to lengthen
 				to = "text"
 			}
-			return routes.TooLongError(st.dest, b.column, b.typ, n, b.bytes,
+			return routes.TooLongError(st.dest, b.column, b.typ, n, b.bytes, true,
 				fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s TYPE %s", ident(st.dest), quoteIdent(b.column), to))
 		}
 	}
